@@ -1,0 +1,1 @@
+"""memeval's pytest plugin (registered through the `pytest11` entry point)."""
