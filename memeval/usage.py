@@ -1,0 +1,40 @@
+"""Token, cost and latency accounting shared by selectors, judges and the model door."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one or more model calls cost. Offline components report zero usage.
+
+    Args:
+        calls: model requests actually sent (cache and replay hits are not calls).
+        input_tokens: uncached input tokens billed.
+        output_tokens: output tokens billed.
+        cache_read_input_tokens: input tokens served from the prompt cache.
+        cache_creation_input_tokens: input tokens written to the prompt cache.
+        cost_usd: price of the above from the price table.
+        latency_s: wall time spent waiting for the model.
+        cached: answers served by memeval's own response cache or a cassette.
+    """
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    cached: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        summed = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)}
+        return Usage(**summed)
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+ZERO_USAGE = Usage()
