@@ -1,0 +1,40 @@
+"""Scenarios: memory bases, clocks and turns with gold labels, from YAML or a generator.
+
+`load` reads and validates one file (every problem reported at once, with line and
+field), `load_many` keeps the good files of a suite, `materialize` writes a
+scenario's memory base to disk with exact mtimes.
+"""
+
+from memeval.scenarios.loader import LoadResult, expand_paths, load, load_many, loads
+from memeval.scenarios.schema import (
+    AGENT_SCOPES,
+    CATEGORIES,
+    MODES,
+    AgentSpec,
+    MemdirSpec,
+    MemoryFileSpec,
+    Scenario,
+    ScenarioError,
+    ScenarioIssue,
+    ToolEvent,
+    Turn,
+)
+
+__all__ = [
+    "AGENT_SCOPES",
+    "CATEGORIES",
+    "MODES",
+    "AgentSpec",
+    "LoadResult",
+    "MemdirSpec",
+    "MemoryFileSpec",
+    "Scenario",
+    "ScenarioError",
+    "ScenarioIssue",
+    "ToolEvent",
+    "Turn",
+    "expand_paths",
+    "load",
+    "load_many",
+    "loads",
+]
