@@ -1,0 +1,74 @@
+"""JavaScript value semantics for parsed YAML: truthiness and `String(value)`.
+
+The system reads `frontmatter.description || null` and prints it with a template
+literal, so a description that YAML parsed as a number, list or mapping reaches the
+model the way JavaScript stringifies it. Parsed YAML here is plain Python data:
+`str`, `bool`, `int`/`float` (JavaScript has only doubles), `None`, `list`, `dict`.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+
+def js_number_str(value: float | int) -> str:
+    """`Number.prototype.toString()` (ECMAScript Number::toString, radix 10)."""
+    x = float(value)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    # repr() is the shortest round-trip form, the same digits ECMAScript asks for.
+    _, digit_tuple, exp = Decimal(repr(abs(x))).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0")
+    assert isinstance(exp, int)
+    k = len(digits)
+    # n: position of the decimal point relative to the first digit.
+    n = exp + len(digit_tuple)
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        esign = "+" if e >= 0 else "-"
+        mant = digits if k == 1 else digits[0] + "." + digits[1:]
+        body = f"{mant}e{esign}{abs(e)}"
+    return sign + body
+
+
+def js_truthy(value: Any) -> bool:
+    """JavaScript truthiness: `""`, `0`, `NaN`, `false` and `null` are falsy."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, str):
+        return value != ""
+    if isinstance(value, int | float):
+        return not (value == 0 or (isinstance(value, float) and math.isnan(value)))
+    return True
+
+
+def js_string(value: Any) -> str:
+    """`String(value)` for values parsed from YAML."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return js_number_str(value)
+    if isinstance(value, bytes):
+        # A YAML `!!binary` value is a Node Buffer, whose String() decodes it as UTF-8.
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list | tuple):
+        # Array.prototype.join: null and undefined elements become empty strings.
+        return ",".join("" if v is None else js_string(v) for v in value)
+    return "[object Object]"

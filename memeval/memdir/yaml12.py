@@ -1,0 +1,287 @@
+"""YAML as the JavaScript `yaml` package (2.x, YAML 1.2 core schema) reads frontmatter.
+
+ruamel.yaml does the tokenizing (it speaks YAML 1.2); we build values from its events
+ourselves, because the rules that decide what a description becomes differ from
+every Python loader: core-schema scalars only (`yes`, `2024-01-01`, `012` stay what
+1.2 says), numbers as JavaScript doubles, a duplicate key is an error, more than one
+document is an error, and mappings turn into plain string-keyed objects.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import re
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml import events as ev
+from ruamel.yaml.error import YAMLError as _RuamelError
+from ruamel.yaml.scanner import Scanner as _RuamelScanner
+
+from memeval.errors import MemevalError
+
+
+class YamlError(MemevalError):
+    """The frontmatter text is not YAML the system would accept."""
+
+
+_NULL = re.compile(r"(?:~|[Nn]ull|NULL)?")
+_BOOL = re.compile(r"(?:[Tt]rue|TRUE|[Ff]alse|FALSE)")
+_INT_OCT = re.compile(r"0o[0-7]+")
+_INT = re.compile(r"[-+]?[0-9]+")
+_INT_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT_NAN = re.compile(r"(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)")
+_FLOAT_EXP = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)")
+
+_TAG = "tag:yaml.org,2002:"
+
+# YAML 1.2 has only `\n` and `\r` as line breaks; ruamel also breaks lines at NEL,
+# LS and PS. They are swapped for private-use stand-ins while ruamel reads the text.
+_BREAK_STANDINS = {"\x85": "\U0010fff0", "\u2028": "\U0010fff1", "\u2029": "\U0010fff2"}
+_HIDE = str.maketrans(_BREAK_STANDINS)
+_SHOW = str.maketrans({v: k for k, v in _BREAK_STANDINS.items()})
+
+
+class _TabTolerantScanner(_RuamelScanner):  # type: ignore[misc]
+    """ruamel's scanner, with tabs accepted as separation the way `yaml` 2.x does.
+
+    The JavaScript parser allows tabs anywhere except as indentation; ruamel rejects a
+    tab wherever a token may start (`key:\tvalue`, `value\t` at the line end).
+    """
+
+    def scan_to_next_token(self) -> None:
+        reader = self.reader
+        if reader.index == 0 and reader.peek() == "\ufeff":
+            reader.forward()
+        while True:
+            while True:
+                ch = reader.peek()
+                if ch == " " or (ch == "\t" and self._tab_is_separation()):
+                    reader.forward()
+                else:
+                    break
+            if reader.peek() == "#":
+                while reader.peek() not in "\n\0\r":
+                    reader.forward()
+            if self.scan_line_break():
+                if not self.flow_level:
+                    self.allow_simple_key = True
+            else:
+                return
+
+    def _tab_is_separation(self) -> bool:
+        if self.flow_level:
+            return True
+        buf: str = self.reader.buffer
+        pos: int = self.reader.pointer
+        start = buf.rfind("\n", 0, pos) + 1
+        if buf[start:pos].strip(" \t"):
+            return True  # after content on this line: separation, not indentation
+        # Whitespace-only so far: fine if nothing but a comment or the line end follows.
+        end = pos
+        while end < len(buf) and buf[end] in " \t":
+            end += 1
+        return end >= len(buf) or buf[end] in "\n\r#\0"
+
+
+def _as_js_number(value: float) -> int | float:
+    """A JavaScript double, shown as an int when it is integral (as JSON prints it)."""
+    if (
+        math.isfinite(value)
+        and value == int(value)
+        and not (value == 0 and math.copysign(1, value) < 0)
+    ):
+        return int(value)
+    return value
+
+
+def _int_from(text: str, base: int) -> int | float:
+    try:
+        return _as_js_number(float(int(text, base)))
+    except OverflowError:
+        return math.inf if not text.startswith("-") else -math.inf
+
+
+def resolve_plain(text: str) -> Any:
+    """The core-schema value of an untagged plain scalar."""
+    if _NULL.fullmatch(text):
+        return None
+    if _BOOL.fullmatch(text):
+        return text[0] in "tT"
+    if _INT_OCT.fullmatch(text):
+        return _int_from(text[2:], 8)
+    if _INT.fullmatch(text):
+        value = _int_from(text, 10)
+        if value == 0 and text.startswith("-"):
+            return -0.0
+        return value
+    if _INT_HEX.fullmatch(text):
+        return _int_from(text[2:], 16)
+    if _FLOAT_NAN.fullmatch(text):
+        if text[-3:].lower() == "nan":
+            return math.nan
+        return -math.inf if text[0] == "-" else math.inf
+    if _FLOAT_EXP.fullmatch(text) or _FLOAT.fullmatch(text):
+        return _as_js_number(float(text))
+    return text
+
+
+def _resolve_tagged(tag: str, text: str) -> Any:
+    """A scalar with an explicit tag; unknown tags fall back to the string."""
+    if tag in ("!", _TAG + "str"):
+        return text
+    tests = {
+        _TAG + "null": (_NULL,),
+        _TAG + "bool": (_BOOL,),
+        _TAG + "int": (_INT_OCT, _INT, _INT_HEX),
+        _TAG + "float": (_FLOAT_NAN, _FLOAT_EXP, _FLOAT),
+    }.get(tag)
+    if tests is None:
+        if tag == _TAG + "binary":
+            # Node decodes `!!binary` into a Buffer; base64 decoding there is lenient.
+            cleaned = re.sub(r"[^A-Za-z0-9+/]", "", text)
+            return base64.b64decode(cleaned + "=" * (-len(cleaned) % 4))
+        return text
+    if any(t.fullmatch(text) for t in tests):
+        return resolve_plain(text)
+    if tag == _TAG + "float":
+        try:
+            return _as_js_number(float(text))
+        except ValueError:
+            return math.nan
+    if tag == _TAG + "int":
+        return math.nan
+    return text
+
+
+def _key_string(key: Any) -> str:
+    """How a mapping key becomes a JavaScript object property name."""
+    from memeval.memdir.jsvalue import js_string
+
+    if key is None:
+        return ""
+    if isinstance(key, dict):
+        return "[object Object]"
+    return js_string(key)
+
+
+def _key_identity(key: Any) -> tuple[str, Any]:
+    """What the `yaml` package compares when it rejects duplicate keys."""
+    if isinstance(key, float) and math.isnan(key):
+        return ("nan", None)
+    if isinstance(key, list | dict):
+        return ("obj", id(key))
+    return (type(key).__name__ if not isinstance(key, int | float) else "num", key)
+
+
+def parse_yaml(text: str) -> Any:
+    """Parse one YAML document the way `yaml.parse` does with default options.
+
+    Raises:
+        YamlError: on a syntax error, a duplicate key, or more than one document.
+    """
+    yaml = YAML(typ="safe", pure=True)
+    yaml.version = (1, 2)
+    yaml.Scanner = _TabTolerantScanner
+    try:
+        events = list(yaml.parse(io.StringIO(text.translate(_HIDE))))
+    except _RuamelError as exc:
+        raise YamlError(f"invalid YAML: {exc}") from exc
+    except (ValueError, TypeError) as exc:  # ruamel raises these on a few odd inputs
+        raise YamlError(f"invalid YAML: {exc}") from exc
+    docs = sum(1 for e in events if isinstance(e, ev.DocumentStartEvent))
+    if docs > 1:
+        raise YamlError("more than one YAML document")
+    anchors: dict[str, Any] = {}
+    stack: list[Any] = []
+    # For mappings: [dict, pending_key, seen_key_identities]
+    result: list[Any] = []
+
+    def add(value: Any, anchor: str | None) -> None:
+        if anchor:
+            anchors[anchor] = value
+        if not stack:
+            result.append(value)
+            return
+        top = stack[-1]
+        if isinstance(top, list) and top and top[0] == "seq":
+            top[1].append(value)
+            return
+        frame = top
+        if frame[2] is _NO_KEY:
+            ident = _key_identity(value)
+            if ident in frame[3]:
+                raise YamlError(f"duplicate key: {_key_string(value)}")
+            frame[3].add(ident)
+            frame[2] = value
+        else:
+            frame[1][_key_string(frame[2])] = value
+            frame[2] = _NO_KEY
+
+    for event in events:
+        if isinstance(event, ev.ScalarEvent):
+            implicit_plain = event.implicit[0] if event.implicit else False
+            tag = str(event.tag) if event.tag is not None else None
+            if event.style is None and (tag is None or implicit_plain):
+                value = resolve_plain(event.value)
+            elif tag is not None and not _is_implicit_tag(event):
+                value = _resolve_tagged(_expand_tag(tag), event.value)
+            else:
+                value = event.value
+            add(value, event.anchor)
+        elif isinstance(event, ev.SequenceStartEvent):
+            seq: list[Any] = []
+            if event.anchor:
+                anchors[event.anchor] = seq
+            stack.append(["seq", seq, event.anchor])
+        elif isinstance(event, ev.SequenceEndEvent):
+            frame = stack.pop()
+            anchor = frame[2]
+            add(frame[1], None)
+            if anchor:
+                anchors[anchor] = frame[1]
+        elif isinstance(event, ev.MappingStartEvent):
+            mapping: dict[str, Any] = {}
+            if event.anchor:
+                anchors[event.anchor] = mapping
+            stack.append(["map", mapping, _NO_KEY, set(), event.anchor])
+        elif isinstance(event, ev.MappingEndEvent):
+            frame = stack.pop()
+            add(frame[1], None)
+        elif isinstance(event, ev.AliasEvent):
+            if event.anchor not in anchors:
+                raise YamlError(f"unknown alias: {event.anchor}")
+            add(anchors[event.anchor], None)
+    if not result:
+        return None
+    return _restore_breaks(result[0])
+
+
+def _restore_breaks(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.translate(_SHOW)
+    if isinstance(value, list):
+        return [_restore_breaks(v) for v in value]
+    if isinstance(value, dict):
+        return {k.translate(_SHOW): _restore_breaks(v) for k, v in value.items()}
+    return value
+
+
+class _NoKey:
+    pass
+
+
+_NO_KEY = _NoKey()
+
+
+def _is_implicit_tag(event: ev.ScalarEvent) -> bool:
+    return bool(event.implicit and event.implicit[0])
+
+
+def _expand_tag(tag: str) -> str:
+    if tag.startswith("!!"):
+        return _TAG + tag[2:]
+    return tag
