@@ -6,6 +6,7 @@ scenario's memory base to disk with exact mtimes.
 """
 
 from memeval.scenarios.loader import LoadResult, expand_paths, load, load_many, loads
+from memeval.scenarios.materialize import MaterializedScenario, materialize
 from memeval.scenarios.schema import (
     AGENT_SCOPES,
     CATEGORIES,
@@ -26,6 +27,7 @@ __all__ = [
     "MODES",
     "AgentSpec",
     "LoadResult",
+    "MaterializedScenario",
     "MemdirSpec",
     "MemoryFileSpec",
     "Scenario",
@@ -37,4 +39,5 @@ __all__ = [
     "load",
     "load_many",
     "loads",
+    "materialize",
 ]
