@@ -1,0 +1,95 @@
+"""The scan as a Session runs it: faithful, or confined to the memdir (hardened).
+
+The faithful scan is `memeval.memdir.scan_memory_files`, which follows symlinks
+wherever they lead, as Node's recursive listing does. The hardened scan lists the
+same entries in the same order but never enters or reads anything whose real path
+leaves the memdir, so a link cannot widen what a turn may open.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memeval.memdir import MemoryHeader, scan_memory_files
+from memeval.memdir.readfile import read_text, split_range
+from memeval.memdir.scan import MAX_MEMORY_FILES, is_candidate, read_header
+from memeval.memdir.surface import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
+
+
+def scan_dir(
+    memory_dir: str | os.PathLike[str], *, follow_symlinks_out: bool
+) -> list[MemoryHeader]:
+    """Headers of a memdir, newest first, at most 200 (SPEC §2.3)."""
+    if follow_symlinks_out:
+        return scan_memory_files(memory_dir)
+    return scan_confined(memory_dir)
+
+
+def _inside(real: str, root_real: str) -> bool:
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def _sorted_names(folder: str) -> list[str]:
+    # Same order as the faithful listing: names sorted as bytes.
+    raw = sorted(os.listdir(os.fsencode(folder)))
+    return [name.decode("utf-8", "replace") for name in raw]
+
+
+def list_confined(root: str) -> list[str]:
+    """Relative paths under `root`, in the faithful listing's order, leaving out every
+    entry whose real path is outside `root`'s real path, and entering each real folder
+    once (a link back to an ancestor would otherwise loop).
+
+    Raises:
+        OSError: the memdir itself cannot be listed.
+    """
+    root_real = os.path.realpath(root)
+    result: list[str] = []
+    entered = {root_real}
+    stack: list[tuple[str, list[str]]] = [(root, _sorted_names(root))]
+    while stack:
+        folder, names = stack.pop()
+        for name in names:
+            full = os.path.join(folder, name)
+            real = os.path.realpath(full)
+            if not _inside(real, root_real):
+                continue
+            result.append(os.path.relpath(full, root))
+            if os.path.isdir(full) and real not in entered:
+                entered.add(real)
+                try:
+                    stack.append((full, _sorted_names(full)))
+                except OSError:
+                    continue
+    return result
+
+
+def scan_confined(memory_dir: str | os.PathLike[str]) -> list[MemoryHeader]:
+    """`scan_memory_files` without following anything out of the memdir."""
+    root = os.path.abspath(os.fspath(memory_dir))
+    try:
+        entries = list_confined(root)
+    except OSError:
+        return []
+    headers: list[MemoryHeader] = []
+    for rel in entries:
+        if not is_candidate(rel):
+            continue
+        try:
+            headers.append(read_header(root, rel))
+        except (OSError, ValueError):
+            continue
+    headers.sort(key=lambda h: -h.mtime_ms)
+    return headers[:MAX_MEMORY_FILES]
+
+
+def exact_200_line_file(path: str) -> bool:
+    """Whether the file is exactly 200 newline-terminated lines within the byte cap,
+    the case the faithful reader marks truncated although nothing is cut."""
+    try:
+        raw, _ = read_text(path)
+    except OSError:
+        return False
+    _, total, by_bytes = split_range(raw, MAX_MEMORY_LINES, MAX_MEMORY_BYTES)
+    text = raw[1:] if raw.startswith("\ufeff") else raw
+    return total == MAX_MEMORY_LINES + 1 and not by_bytes and text.endswith("\n")
