@@ -1,0 +1,89 @@
+"""The selector registry: spec string → Selector.
+
+Built-in selectors register with `@selector("name")`; the Claude selector is loaded
+only when a `claude` spec is resolved (it pulls in the model door), and installed
+packages add theirs under the entry-point group `memeval.selectors`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from memeval._spec import ParamInfo, Registry
+from memeval.errors import MemevalError
+from memeval.selectors.base import Selector
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+ENTRY_POINT_GROUP = "memeval.selectors"
+
+SELECTORS: Registry[Selector] = Registry(kind="selector", group=ENTRY_POINT_GROUP,
+                                         protocol=Selector)
+
+
+def selector(name: str, *, arg: str | None = None) -> Callable[[F], F]:
+    """Register a selector class or factory under a spec name.
+
+    Args:
+        name: what users write in a spec (`bm25`).
+        arg: the keyword parameter that receives the text after `name:`
+            (`claude:<model>` passes `model=`).
+
+    Example:
+        >>> @selector("first")
+        ... class First(SyncSelector):
+        ...     def __init__(self, k: int = 1): ...
+    """
+    return SELECTORS.decorator(name, arg=arg)  # type: ignore[return-value]
+
+
+def resolve_selector(spec: str) -> Selector:
+    """Build the selector a spec string names; `.name` is its canonical spec.
+
+    Args:
+        spec: `name[:arg][?key=value&...]`, e.g. `bm25?k=3&threshold=0.5`,
+            `recency?k=3`, `random?seed=7`, `claude:claude-sonnet-4-6?prompt=conservative`.
+
+    Raises:
+        MemevalError: unknown name, unknown parameter or a value of the wrong type;
+            the message names the spec and the valid parameters.
+    """
+    return SELECTORS.resolve(spec)
+
+
+def available_selectors() -> dict[str, str]:
+    """Every selector name that `resolve_selector` accepts → a one-line summary."""
+    return SELECTORS.available()
+
+
+def selector_params(name: str) -> tuple[ParamInfo, ...]:
+    """The spec parameters of selector `name`, with types and defaults."""
+    return SELECTORS.params(name)
+
+
+def _load_claude() -> Callable[..., Any]:
+    """Import the Claude selector on demand; the model door is heavy and optional here."""
+    try:
+        module = importlib.import_module("memeval.selectors.claude")
+    except ImportError as exc:
+        raise MemevalError(
+            f"claude selector not available: memeval.selectors.claude cannot be imported "
+            f"({exc}); use an offline selector such as 'bm25' or install memeval fully"
+        ) from exc
+    factory = getattr(module, "ClaudeSelector", None)
+    entry = SELECTORS._entries.get("claude")
+    if entry is not None and entry.factory is not None:
+        return entry.factory  # the module registered itself with @selector("claude")
+    if factory is None:
+        raise MemevalError(
+            "claude selector not available: memeval.selectors.claude defines no "
+            "ClaudeSelector and registers no 'claude' selector"
+        )
+    return factory  # type: ignore[no-any-return]
+
+
+SELECTORS.register("claude", arg="model", loader=_load_claude,
+                   summary="Claude side query (needs an API key or a cassette)",
+                   origin="lazy")

