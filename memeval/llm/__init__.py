@@ -1,0 +1,61 @@
+"""memeval's one door to the model: everything that talks to Anthropic goes through here.
+
+`LLMClient` owns the SDK clients, retries, timeouts, concurrency, the response cache,
+record/replay cassettes, the cost budget and Message Batches mode. A process-wide
+default client lets the CLI configure all of that once for every selector and judge.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from memeval.llm.budget import Budget, BudgetState
+from memeval.llm.cache import ResponseCache
+from memeval.llm.cassette import Cassette, CassetteMode
+from memeval.llm.client import LLMClient, Validator
+from memeval.llm.errors import BudgetExceeded, CassetteMiss, LLMError, PriceTableError
+from memeval.llm.prices import ModelPrice, PriceTable, load_prices
+from memeval.llm.records import CallRecord, LLMResponse
+from memeval.llm.request import LLMRequest
+
+_default: LLMClient | None = None
+_default_lock = threading.Lock()
+
+
+def get_default_client() -> LLMClient:
+    """The client selectors and judges use when none is passed (built from env on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = LLMClient()
+        return _default
+
+
+def set_default_client(client: LLMClient | None) -> None:
+    """Install the run's configured client (cache, cassette, budget); None resets."""
+    global _default
+    with _default_lock:
+        _default = client
+
+
+__all__ = [
+    "Budget",
+    "BudgetExceeded",
+    "BudgetState",
+    "CallRecord",
+    "Cassette",
+    "CassetteMiss",
+    "CassetteMode",
+    "LLMClient",
+    "LLMError",
+    "LLMRequest",
+    "LLMResponse",
+    "ModelPrice",
+    "PriceTable",
+    "PriceTableError",
+    "ResponseCache",
+    "Validator",
+    "get_default_client",
+    "load_prices",
+    "set_default_client",
+]

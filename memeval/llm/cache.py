@@ -1,0 +1,70 @@
+"""On-disk response cache, content-addressed, safe for many threads and processes.
+
+SQLite in WAL mode lets readers and one writer work at once across processes; each
+operation opens its own short connection, so threads never share one. Only complete,
+validated answers are stored (the client decides), never errors or refusals.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from memeval.llm.errors import LLMError
+
+BUSY_TIMEOUT_S = 30.0  # concurrent writers wait this long for the lock before failing
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+class ResponseCache:
+    """Maps a request key (request + repeat index) to the Messages API answer body.
+
+    Args:
+        path: the SQLite file; its folder is created.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with closing(self._connect()) as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(_SCHEMA)
+                conn.commit()
+        except (OSError, sqlite3.Error) as exc:
+            raise LLMError(f"{self.path}: cannot open response cache ({exc}); "
+                           "pass a writable --cache path or --no-cache") from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
+        conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        return conn
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored answer for `key`, or None."""
+        with closing(self._connect()) as conn:
+            row = conn.execute("SELECT message FROM responses WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, key: str, model: str, message: dict[str, Any]) -> None:
+        """Store an answer; the first writer of a key wins (answers are interchangeable)."""
+        with closing(self._connect()) as conn:
+            conn.execute("INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?)",
+                         (key, model, json.dumps(message, ensure_ascii=False), time.time()))
+            conn.commit()
+
+    def __len__(self) -> int:
+        with closing(self._connect()) as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

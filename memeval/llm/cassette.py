@@ -1,0 +1,92 @@
+"""Record / replay cassettes: a run's model exchanges in a JSONL file safe to commit.
+
+A line holds the request key, the request body and the response body; never HTTP
+headers, so no API key or auth token can land there. Replay answers only from the
+file and reports a request it does not hold, naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from memeval.llm.errors import CassetteMiss, LLMError
+
+CassetteMode = Literal["record", "replay"]
+REDACTED = "<redacted>"
+
+
+def scrub(text: str, secrets: tuple[str, ...]) -> str:
+    """Remove any secret value that somehow reached `text` (defence in depth)."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+class Cassette:
+    """A JSONL file of exchanges, opened for recording or for replay.
+
+    Args:
+        path: the cassette file.
+        mode: `record` appends every live exchange (keeping existing lines, so a
+            rerun tops a cassette up); `replay` answers from it and never calls out.
+        secrets: values to scrub before writing (the client passes its key).
+    """
+
+    def __init__(self, path: str | Path, mode: CassetteMode,
+                 *, secrets: tuple[str, ...] = ()) -> None:
+        self.path = Path(path)
+        self.mode = mode
+        self._secrets = secrets
+        self._lock = threading.Lock()
+        self._entries: dict[str, dict[str, Any]] = {}
+        if mode == "replay" and not self.path.exists():
+            raise LLMError(f"{self.path}: cassette not found; record one first with "
+                           "--record-cassette PATH (needs ANTHROPIC_API_KEY)")
+        if self.path.exists():
+            self._load()
+
+    def _load(self) -> None:
+        for lineno, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+                self._entries[entry["key"]] = entry
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise LLMError(f"{self.path}: line {lineno}: not a cassette entry ({exc}); "
+                               "delete the line or re-record the cassette") from exc
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        entry = self._entries.get(key)
+        return entry["response"] if entry else None
+
+    def require(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        """The recorded answer for `key`; CassetteMiss when it was never recorded."""
+        found = self.get(key)
+        if found is None:
+            raise CassetteMiss(
+                f"{self.path}: no recorded answer for request {key[:12]} "
+                f"(model {body.get('model')!r}); the prompt, model or scenario changed "
+                "since recording: re-record with --record-cassette")
+        return found
+
+    def add(self, key: str, body: dict[str, Any], response: dict[str, Any]) -> None:
+        """Append one exchange (recording mode only; replay never writes)."""
+        if self.mode != "record":
+            return
+        entry = {"key": key, "request": body, "response": response}
+        line = scrub(json.dumps(entry, ensure_ascii=False, sort_keys=True), self._secrets)
+        with self._lock:
+            if key in self._entries:
+                return
+            self._entries[key] = json.loads(line)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(line + "\n")

@@ -1,0 +1,375 @@
+"""The one door to Anthropic: SDK clients, retries, concurrency, cache, replay, budget, cost.
+
+Every model call of memeval goes through `LLMClient.complete` / `acomplete` /
+`run_batch`, so each concern is written once. A call never raises for an API
+problem: the failure is returned as a response whose record carries the error, and
+the caller turns it into a recorded selector or judge error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anthropic
+
+from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
+from memeval.llm.cache import ResponseCache
+from memeval.llm.cassette import Cassette, scrub
+from memeval.llm.errors import BudgetExceeded, CassetteMiss
+from memeval.llm.prices import PriceTable, load_prices
+from memeval.llm.records import (
+    COMPLETE_STOP_REASONS,
+    CallRecord,
+    LLMResponse,
+    Source,
+    message_text,
+)
+from memeval.llm.request import LLMRequest
+from memeval.usage import ZERO_USAGE, Usage
+
+DEFAULT_TIMEOUT_S = 60.0  # a selector call is small; a hung connection should not stall a run
+DEFAULT_MAX_RETRIES = 4  # the SDK retries 408/409/429/5xx/529 and connection errors
+DEFAULT_MAX_CONCURRENCY = 8  # in-flight requests per client; stays under typical rate limits
+DEFAULT_POLL_INTERVAL_S = 10.0  # batches take minutes; polling faster only costs requests
+DEFAULT_BATCH_WAIT_S = 24 * 3600.0  # the API expires a batch after 24 hours
+
+Validator = Callable[[str], str | None]  # answer text -> problem, or None when usable
+
+_CREATE_PARAMS = frozenset(inspect.signature(anthropic.resources.messages.Messages.create)
+                           .parameters) - {"self", "extra_body", "extra_headers",
+                                           "extra_query", "timeout"}
+
+
+def sdk_kwargs(body: dict[str, Any]) -> dict[str, Any]:
+    """Split a request body into SDK keyword arguments; unknown ones go in `extra_body`.
+
+    Older SDKs lack named `output_config`; sending it through `extra_body` keeps the
+    wire request identical either way.
+    """
+    named = {k: v for k, v in body.items() if k in _CREATE_PARAMS}
+    extra = {k: v for k, v in body.items() if k not in _CREATE_PARAMS}
+    if extra:
+        named["extra_body"] = extra
+    return named
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One line naming the failure; never includes request headers."""
+    if isinstance(exc, anthropic.APIStatusError):
+        return f"{type(exc).__name__}: HTTP {exc.status_code}: {exc.message}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class LLMClient:
+    """Owns the sync and async Anthropic clients and everything around a call.
+
+    Args:
+        api_key: overrides `ANTHROPIC_API_KEY` (the SDK reads the environment otherwise).
+        base_url: overrides `ANTHROPIC_BASE_URL`; tests point it at FakeMessagesServer.
+        timeout: seconds per HTTP attempt.
+        max_retries: SDK retries on 429, 529, 5xx and connection errors (exponential
+            backoff honouring `retry-after`).
+        max_concurrency: requests in flight at once, per client.
+        cache: a ResponseCache or a path for one; None disables caching.
+        cassette: record or replay exchanges; replay never touches the network.
+        max_cost: USD; calls that would pass it are not sent (BudgetExceeded).
+        prices: a PriceTable or a path to one; default the bundled table.
+        log_path: JSONL file receiving one CallRecord per call (no headers, no key).
+        use_batches: route `run_batch` through the Message Batches API; when False,
+            `run_batch` sends the requests concurrently instead.
+        poll_interval: seconds between batch status polls.
+        batch_wait: give up on a batch after this many seconds.
+    """
+
+    def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT_S, max_retries: int = DEFAULT_MAX_RETRIES,
+                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+                 cache: ResponseCache | str | Path | None = None,
+                 cassette: Cassette | None = None, max_cost: float | None = None,
+                 prices: PriceTable | str | Path | None = None,
+                 log_path: str | Path | None = None, use_batches: bool = False,
+                 poll_interval: float = DEFAULT_POLL_INTERVAL_S,
+                 batch_wait: float = DEFAULT_BATCH_WAIT_S) -> None:
+        self._api_key = api_key
+        self._base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.max_concurrency = max_concurrency
+        self.cache = ResponseCache(cache) if isinstance(cache, str | Path) else cache
+        self.cassette = cassette
+        self.budget = Budget(max_cost)
+        self.prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
+        self.log_path = Path(log_path) if log_path else None
+        self.use_batches = use_batches
+        self.poll_interval = poll_interval
+        self.batch_wait = batch_wait
+        self._sync: anthropic.Anthropic | None = None
+        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
+                                               tuple[anthropic.AsyncAnthropic,
+                                                     asyncio.Semaphore]]
+        self._async = weakref.WeakKeyDictionary()
+        self._thread_slots = threading.BoundedSemaphore(max_concurrency)
+        self._lock = threading.Lock()
+        self._records: list[CallRecord] = []
+
+    # -- SDK clients ------------------------------------------------------------------
+    def _client_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
+        if self._api_key is not None:
+            kwargs["api_key"] = self._api_key
+        if self._base_url is not None:
+            kwargs["base_url"] = self._base_url
+        return kwargs
+
+    @property
+    def sync_client(self) -> anthropic.Anthropic:
+        """Built on first use, so replay and cache-only runs need no key."""
+        with self._lock:
+            if self._sync is None:
+                self._sync = anthropic.Anthropic(**self._client_kwargs())
+            return self._sync
+
+    def _async_for_loop(self) -> tuple[anthropic.AsyncAnthropic, asyncio.Semaphore]:
+        # an async client and a semaphore belong to one event loop; asyncio.run makes new ones
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            pair = self._async.get(loop)
+            if pair is None:
+                pair = (anthropic.AsyncAnthropic(**self._client_kwargs()),
+                        asyncio.Semaphore(self.max_concurrency))
+                self._async[loop] = pair
+            return pair
+
+    def _secrets(self) -> tuple[str, ...]:
+        values = (self._api_key, os.environ.get("ANTHROPIC_API_KEY"),
+                  os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+        return tuple(v for v in values if v)
+
+    # -- accounting -------------------------------------------------------------------
+    @property
+    def records(self) -> tuple[CallRecord, ...]:
+        with self._lock:
+            return tuple(self._records)
+
+    @property
+    def usage(self) -> Usage:
+        """Everything spent through this client so far."""
+        total = ZERO_USAGE
+        for record in self.records:
+            total = total + record.usage()
+        return total
+
+    def budget_state(self) -> BudgetState:
+        return self.budget.state()
+
+    def summary(self) -> dict[str, Any]:
+        """Totals for a run summary, including whether the budget stopped calls."""
+        state = self.budget.state()
+        records = self.records
+        return {**self.usage.to_dict(), "errors": sum(1 for r in records if r.error),
+                "max_cost": state.max_cost, "budget_exhausted": state.exhausted,
+                "calls_refused_by_budget": state.refused, "price_table": self.prices.source}
+
+    def _record(self, record: CallRecord) -> None:
+        with self._lock:
+            self._records.append(record)
+            if self.log_path is not None:
+                self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                line = scrub(json.dumps(record.to_dict(), ensure_ascii=False), self._secrets())
+                with self.log_path.open("a", encoding="utf-8") as fh:
+                    fh.write(line + "\n")
+
+    def _estimate(self, request: LLMRequest, *, batch: bool) -> float | None:
+        return self.prices.cost(request.model,
+                                input_tokens=int(request.input_chars() / CHARS_PER_TOKEN) + 1,
+                                output_tokens=request.max_tokens, batch=batch)
+
+    # -- the steps every call shares ----------------------------------------------------
+    def _lookup(self, request: LLMRequest, key: str,
+                validate: Validator | None) -> LLMResponse | None:
+        """An answer that needs no call (cache, cassette), or a replay miss; None to call."""
+        if self.cache is not None:
+            message = self.cache.get(key)
+            if message is not None:
+                return self._finish(request, key, message, "cache", 0.0, validate)
+        if self.cassette is not None:
+            body = request.to_params()
+            if self.cassette.mode == "replay":
+                try:
+                    message = self.cassette.require(key, body)
+                except CassetteMiss as exc:
+                    return self._fail(request, key, f"CassetteMiss: {exc}")
+                return self._finish(request, key, message, "replay", 0.0, validate)
+            message = self.cassette.get(key)
+            if message is not None:  # recording over an existing cassette: reuse
+                return self._finish(request, key, message, "replay", 0.0, validate)
+        return None
+
+    def _admit(self, request: LLMRequest, key: str,
+               *, batch: bool) -> tuple[float, LLMResponse | None]:
+        """Reserve budget; a refusal comes back as a BudgetExceeded response."""
+        estimate = self._estimate(request, batch=batch)
+        if estimate is None:
+            if self.budget.max_cost is None:
+                return 0.0, None
+            exc = BudgetExceeded(
+                f"model {request.model!r} has no price in {self.prices.source}, so "
+                "--max-cost cannot be enforced; add it to the table (--prices) or drop "
+                "--max-cost")
+            return 0.0, self._fail(request, key, f"BudgetExceeded: {exc}")
+        if not self.budget.reserve(estimate):
+            state = self.budget.state()
+            exc = BudgetExceeded(
+                f"call not sent: spend ${state.spent:.4f} plus this call's worst case "
+                f"${estimate:.4f} would pass --max-cost ${state.max_cost:.4f}")
+            return estimate, self._fail(request, key, f"BudgetExceeded: {exc}")
+        return estimate, None
+
+    def _fail(self, request: LLMRequest, key: str, error: str, *, latency: float = 0.0,
+              source: Source = "none", request_id: str | None = None) -> LLMResponse:
+        record = CallRecord(key=key, model=request.model, purpose=request.purpose,
+                            source=source, latency_s=latency, request_id=request_id,
+                            error=scrub(error, self._secrets()))
+        self._record(record)
+        return LLMResponse(text="", message=None, record=record)
+
+    def _finish(self, request: LLMRequest, key: str, message: dict[str, Any], source: Source,
+                latency: float, validate: Validator | None,
+                request_id: str | None = None) -> LLMResponse:
+        """Account for an answer, check it, and store it when it is complete and valid."""
+        text = message_text(message)
+        stop = message.get("stop_reason")
+        billed = source in ("api", "batch")
+        usage = message.get("usage") or {}
+        tokens = {name: int(usage.get(name) or 0) if billed else 0 for name in
+                  ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                   "cache_creation_input_tokens")}
+        cost = self.prices.cost(request.model, batch=source == "batch", **tokens)
+        error = None
+        if stop == "refusal":
+            error = "model refused to answer (stop_reason refusal)"
+        elif validate is not None:
+            problem = validate(text)
+            if problem:
+                error = f"invalid output (stop_reason {stop}): {problem}"
+        if billed and self.cassette is not None:
+            self.cassette.add(key, request.to_params(), message)
+        if (billed and error is None and stop in COMPLETE_STOP_REASONS
+                and self.cache is not None):
+            self.cache.put(key, request.model, message)
+        record = CallRecord(key=key, model=request.model, purpose=request.purpose,
+                            source=source, cost_usd=cost if billed else 0.0, latency_s=latency,
+                            request_id=request_id or message.get("_request_id"),
+                            stop_reason=stop, error=error, **tokens)
+        self._record(record)
+        return LLMResponse(text=text, message=message, record=record)
+
+    # -- single calls ---------------------------------------------------------------------
+    def complete(self, request: LLMRequest, *, repeat: int = 0,
+                 validate: Validator | None = None) -> LLMResponse:
+        """Answer one request (from cache, cassette or the API); never raises for API errors.
+
+        Args:
+            request: what to ask.
+            repeat: which repeat of the same request this is; repeats are cached apart.
+            validate: checks the answer text; a problem makes it an error, not cached.
+        """
+        key = request.key(repeat)
+        found = self._lookup(request, key, validate)
+        if found is not None:
+            return found
+        estimate, refused = self._admit(request, key, batch=False)
+        if refused is not None:
+            return refused
+        started = time.perf_counter()
+        try:
+            with self._thread_slots:
+                message = self.sync_client.messages.create(**sdk_kwargs(request.to_params()))
+        except Exception as exc:  # an API failure is recorded, never raised into the run
+            self.budget.settle(estimate, 0.0)
+            return self._fail(request, key, describe_exception(exc),
+                              latency=time.perf_counter() - started,
+                              request_id=_request_id_of(exc))
+        return self._settled(request, key, message, estimate, started, validate)
+
+    async def acomplete(self, request: LLMRequest, *, repeat: int = 0,
+                        validate: Validator | None = None) -> LLMResponse:
+        """Async twin of `complete`, limited by the per-loop semaphore."""
+        key = request.key(repeat)
+        found = self._lookup(request, key, validate)
+        if found is not None:
+            return found
+        estimate, refused = self._admit(request, key, batch=False)
+        if refused is not None:
+            return refused
+        client, slots = self._async_for_loop()
+        started = time.perf_counter()
+        try:
+            async with slots:
+                message = await client.messages.create(**sdk_kwargs(request.to_params()))
+        except Exception as exc:  # recorded, as in complete
+            self.budget.settle(estimate, 0.0)
+            return self._fail(request, key, describe_exception(exc),
+                              latency=time.perf_counter() - started,
+                              request_id=_request_id_of(exc))
+        return self._settled(request, key, message, estimate, started, validate)
+
+    def _settled(self, request: LLMRequest, key: str, message: Any, estimate: float,
+                 started: float, validate: Validator | None) -> LLMResponse:
+        latency = time.perf_counter() - started
+        body = message.model_dump(mode="json", exclude_none=True)
+        response = self._finish(request, key, body, "api", latency, validate,
+                                request_id=getattr(message, "_request_id", None))
+        self.budget.settle(estimate, response.record.cost_usd or 0.0)
+        return response
+
+    def count_tokens(self, request: LLMRequest) -> int:
+        """Input tokens of `request` per the API's counter (a live call, never cached)."""
+        body = request.to_params()
+        body.pop("max_tokens", None)
+        return int(self.sync_client.messages.count_tokens(**_count_kwargs(body)).input_tokens)
+
+    # -- many calls ---------------------------------------------------------------------
+    def run_batch(self, items: Sequence[tuple[LLMRequest, int]], *,
+                  validate: Validator | None = None) -> list[LLMResponse]:
+        """Answer many requests at once; answers come back in `items` order.
+
+        With `use_batches` they go through the Message Batches API (half price, slow);
+        otherwise they are sent concurrently. Cache and cassette apply either way.
+
+        Args:
+            items: `(request, repeat)` pairs.
+            validate: as for `complete`.
+        """
+        if not self.use_batches:
+            async def gather() -> list[LLMResponse]:
+                return list(await asyncio.gather(
+                    *(self.acomplete(r, repeat=n, validate=validate) for r, n in items)))
+            return asyncio.run(gather())
+        from memeval.llm.batches import run_message_batch
+        return run_message_batch(self, items, validate)
+
+
+def _count_kwargs(body: dict[str, Any]) -> dict[str, Any]:
+    params = frozenset(inspect.signature(anthropic.resources.messages.Messages.count_tokens)
+                       .parameters)
+    named = {k: v for k, v in body.items() if k in params}
+    extra = {k: v for k, v in body.items() if k not in params}
+    if extra:
+        named["extra_body"] = extra
+    return named
+
+
+def _request_id_of(exc: BaseException) -> str | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    return headers.get("request-id") if headers is not None else None

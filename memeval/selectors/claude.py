@@ -1,0 +1,229 @@
+"""The side-query selector (SPEC §2.5): a separate Claude call with structured output.
+
+One user message carries the query, the manifest and, when there are any, the
+recently used tools; the system prompt comes from a jinja2 template. The model's
+names are returned in its order and unfiltered: the session validates them. Any
+failure (API error, refusal, output that is not the schema) is a recorded error,
+never an empty pick.
+
+The stateful variant keeps one conversation per memdir (and repeat) per session:
+the first user message holds the manifest as a cached block and the first query;
+each later query is a new turn. When the manifest has changed since the
+conversation started (memories surfaced or added), the turn restates it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memeval.llm import LLMClient, LLMRequest, LLMResponse, get_default_client
+from memeval.llm.templates import load_prompt, text_hash
+from memeval.selectors.base import SelectionRequest, SelectionResult
+
+DEFAULT_SELECTOR_MODEL = "claude-sonnet-4-6"  # the side query's default Sonnet model
+MODEL_ENV = "ANTHROPIC_DEFAULT_SONNET_MODEL"  # Claude Code's override of that default
+SELECTOR_MAX_TOKENS = 256  # a short list of file names needs no more
+MAX_SELECTED = 5  # the prompt's limit; the session enforces its own cap of 5
+DEFAULT_PROMPT = "conservative"
+PROMPTS_DIR = Path(__file__).parent / "prompts"
+
+SELECTION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"selected_memories": {"type": "array", "items": {"type": "string"}}},
+    "required": ["selected_memories"],
+    "additionalProperties": False,
+}
+
+# prompt caching for the stateful variant's manifest block
+CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
+
+
+def default_selector_model() -> str:
+    """`$ANTHROPIC_DEFAULT_SONNET_MODEL` when set, else `claude-sonnet-4-6`."""
+    return os.environ.get(MODEL_ENV) or DEFAULT_SELECTOR_MODEL
+
+
+def tools_suffix(recent_tools: Sequence[str]) -> str:
+    return f"\n\nRecently used tools: {', '.join(recent_tools)}" if recent_tools else ""
+
+
+def build_user_message(query: str, manifest: str, recent_tools: Sequence[str] = ()) -> str:
+    """`Query: <q>\\n\\nAvailable memories:\\n<manifest>` plus the tools line when tools exist."""
+    return f"Query: {query}\n\nAvailable memories:\n{manifest}{tools_suffix(recent_tools)}"
+
+
+def parse_selection(text: str) -> tuple[tuple[Any, ...], str | None]:
+    """The names in an answer, or the problem that makes it unusable.
+
+    Names are not checked against the manifest (the session does that), but the
+    answer must be the schema's object with a list.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        return (), f"answer is not JSON ({exc.msg} at char {exc.pos}): {shown!r}"
+    if not isinstance(value, dict):
+        return (), f"answer is a JSON {type(value).__name__}, expected an object"
+    if "selected_memories" not in value:
+        return (), f"answer lacks 'selected_memories' (keys: {sorted(value)})"
+    names = value["selected_memories"]
+    if not isinstance(names, list):
+        return (), f"'selected_memories' is a {type(names).__name__}, expected a list"
+    return tuple(names), None
+
+
+def _validate(text: str) -> str | None:
+    return parse_selection(text)[1]
+
+
+@dataclass
+class _Conversation:
+    manifest: str
+    messages: list[dict[str, Any]]
+
+
+class ClaudeSelector:
+    """Claude as the memory selector.
+
+    Args:
+        model: the model id; default `default_selector_model()`.
+        prompt: a bundled prompt name (`conservative`, `recall`, `staleness`) or the
+            path of the user's own jinja2 template (it receives `max_memories`).
+        stateful: keep one conversation per memdir per session (see module doc).
+        client: the model door; default the process-wide `get_default_client()`.
+        name: the spec string this selector was built from (for reports).
+        max_tokens: output cap; the reference uses 256.
+    """
+
+    def __init__(self, model: str | None = None, *, prompt: str | Path = DEFAULT_PROMPT,
+                 stateful: bool = False, client: LLMClient | None = None,
+                 name: str | None = None, max_tokens: int = SELECTOR_MAX_TOKENS) -> None:
+        self.model = model or default_selector_model()
+        self.template = load_prompt(prompt, PROMPTS_DIR)
+        self.system_prompt = self.template.render(max_memories=MAX_SELECTED)
+        self.stateful = stateful
+        self.max_tokens = max_tokens
+        self._client = client
+        self.name = name or self._default_name()
+        self._conversations: dict[tuple[str, int], _Conversation] = {}
+        self._lock = threading.Lock()
+
+    def _default_name(self) -> str:
+        options = []
+        if self.template.name != DEFAULT_PROMPT:
+            options.append(f"prompt={self.template.name}")
+        if self.stateful:
+            options.append("stateful=1")
+        return f"claude:{self.model}" + ("?" + "&".join(options) if options else "")
+
+    @property
+    def client(self) -> LLMClient:
+        return self._client or get_default_client()
+
+    @property
+    def prompt_hash(self) -> str:
+        """Hash of the rendered system prompt, so results name the exact prompt used."""
+        return text_hash(self.system_prompt)
+
+    def config(self) -> dict[str, Any]:
+        """What to write into a run's config.json."""
+        return {"selector": self.name, "model": self.model, "prompt": self.template.name,
+                "prompt_hash": self.prompt_hash, "stateful": self.stateful,
+                "max_tokens": self.max_tokens, "schema": SELECTION_SCHEMA}
+
+    # -- requests -------------------------------------------------------------------------
+    def _llm_request(self, messages: Sequence[dict[str, Any]]) -> LLMRequest:
+        return LLMRequest(model=self.model, max_tokens=self.max_tokens,
+                          messages=tuple(messages), system=self.system_prompt,
+                          output_schema=SELECTION_SCHEMA, purpose="selector")
+
+    def build_request(self, request: SelectionRequest) -> LLMRequest:
+        """The stateless side query for `request`."""
+        text = build_user_message(request.query, request.manifest, request.recent_tools)
+        return self._llm_request([{"role": "user", "content": text}])
+
+    def _stateful_messages(self, request: SelectionRequest) -> list[dict[str, Any]]:
+        conversation = self._conversations.get(self._key(request))
+        if conversation is None:
+            return [{"role": "user", "content": [
+                {"type": "text", "text": f"Available memories:\n{request.manifest}",
+                 "cache_control": CACHE_CONTROL},
+                {"type": "text",
+                 "text": f"Query: {request.query}{tools_suffix(request.recent_tools)}"},
+            ]}]
+        if request.manifest == conversation.manifest:
+            text = f"Query: {request.query}{tools_suffix(request.recent_tools)}"
+        else:
+            text = build_user_message(request.query, request.manifest, request.recent_tools)
+        return [*conversation.messages, {"role": "user", "content": text}]
+
+    @staticmethod
+    def _key(request: SelectionRequest) -> tuple[str, int]:
+        return str(request.memory_dir), request.repeat
+
+    def reset(self, memory_dir: Path | str | None = None) -> None:
+        """Forget stateful conversations (all, or one memdir's), as compaction does."""
+        with self._lock:
+            if memory_dir is None:
+                self._conversations.clear()
+            else:
+                for key in [k for k in self._conversations if k[0] == str(memory_dir)]:
+                    del self._conversations[key]
+
+    def _result(self, request: SelectionRequest, llm_request: LLMRequest,
+                response: LLMResponse) -> SelectionResult:
+        if not response.ok:
+            return SelectionResult.failure(f"claude selector: {response.error}",
+                                           raw_output=response.text or None,
+                                           usage=response.usage)
+        names, problem = parse_selection(response.text)
+        if problem:  # validated by the client already; kept for answers from old caches
+            return SelectionResult.failure(f"claude selector: {problem}",
+                                           raw_output=response.text, usage=response.usage)
+        if self.stateful:  # the turn joins the conversation only once it succeeded
+            with self._lock:
+                self._conversations[self._key(request)] = _Conversation(
+                    manifest=request.manifest,  # the latest manifest the model has seen
+                    messages=[*llm_request.messages,
+                              {"role": "assistant", "content": response.text}])
+        return SelectionResult(names=names, raw_output=response.text, usage=response.usage)
+
+    def _prepare(self, request: SelectionRequest) -> LLMRequest:
+        if self.stateful:
+            with self._lock:
+                return self._llm_request(self._stateful_messages(request))
+        return self.build_request(request)
+
+    # -- the Selector protocol ----------------------------------------------------------
+    def select(self, request: SelectionRequest) -> SelectionResult:
+        llm_request = self._prepare(request)
+        response = self.client.complete(llm_request, repeat=request.repeat, validate=_validate)
+        return self._result(request, llm_request, response)
+
+    async def aselect(self, request: SelectionRequest) -> SelectionResult:
+        llm_request = self._prepare(request)
+        response = await self.client.acomplete(llm_request, repeat=request.repeat,
+                                               validate=_validate)
+        return self._result(request, llm_request, response)
+
+    def select_many(self, requests: Sequence[SelectionRequest]) -> list[SelectionResult]:
+        """Answer many independent side queries at once (Message Batches when enabled).
+
+        A stateful selector answers in order instead, since each turn builds on the last.
+        """
+        if self.stateful:
+            return [self.select(r) for r in requests]
+        llm_requests = [self.build_request(r) for r in requests]
+        responses = self.client.run_batch(
+            [(lr, r.repeat) for lr, r in zip(llm_requests, requests, strict=True)],
+            validate=_validate)
+        return [self._result(r, lr, resp)
+                for r, lr, resp in zip(requests, llm_requests, responses, strict=True)]
+

@@ -1,0 +1,411 @@
+"""FakeMessagesServer: a loopback Messages API the real `anthropic` SDK can talk to unchanged.
+
+It serves `POST /v1/messages`, `POST /v1/messages/count_tokens` and the Message
+Batches endpoints (create, retrieve, JSONL results) on 127.0.0.1. What the "model"
+says is a function of the request body (default: the keyword model); faults can be
+queued to test retries and error handling.
+
+Token accounting (deterministic, not the real tokenizer): every content block (the
+system prompt counts as blocks first, then each message's blocks in order) costs
+ceil(characters / 4) tokens. Prompt caching follows the API's shape: each block
+with `cache_control` ends a cacheable prefix; the longest prefix seen before (same
+model) is billed as `cache_read_input_tokens`, the rest up to the last breakpoint as
+`cache_creation_input_tokens`, the remainder as `input_tokens`. Prefixes shorter
+than `min_cache_tokens` are not cached, as the API ignores short prefixes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+from memeval.testing.keyword_model import keyword_model
+
+CHARS_PER_TOKEN = 4  # the fake tokenizer
+SECRET_HEADERS = frozenset({"x-api-key", "authorization"})
+
+FaultKind = Literal["status", "drop", "malformed", "truncated", "latency"]
+Reply = str | dict[str, Any]
+Behaviour = Callable[[dict[str, Any]], Reply]
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
+                404: "not_found_error", 429: "rate_limit_error", 500: "api_error",
+                529: "overloaded_error"}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One misbehaviour for the next request to a faultable endpoint.
+
+    Args:
+        kind: `status` (an error reply), `drop` (close the socket, no reply),
+            `malformed` (200 with a body that is not JSON), `truncated` (200 whose
+            JSON stops halfway), `latency` (answer normally after `delay`).
+        status: HTTP status for `status` faults (429, 529, 500, ...).
+        retry_after: seconds sent as `retry-after` (small keeps SDK retries fast).
+        delay: seconds to wait before answering.
+    """
+
+    kind: FaultKind
+    status: int = 529
+    retry_after: float | None = 0.01
+    delay: float = 0.0
+
+    @classmethod
+    def http(cls, status: int, retry_after: float | None = 0.01) -> Fault:
+        return cls("status", status=status, retry_after=retry_after)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request as the server saw it; secret header values are replaced by `<redacted>`."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any = None
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+def count_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """System then message content as a flat list of blocks (strings become text blocks)."""
+    out: list[dict[str, Any]] = []
+    system = body.get("system")
+    if isinstance(system, str):
+        out.append({"type": "text", "text": system})
+    elif isinstance(system, list):
+        out.extend(b for b in system if isinstance(b, dict))
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            out.append({"type": "text", "text": content, "_role": message.get("role")})
+        elif isinstance(content, list):
+            out.extend({**b, "_role": message.get("role")} for b in content if isinstance(b, dict))
+    return out
+
+
+def _block_tokens(block: dict[str, Any]) -> int:
+    if block.get("type") == "text":
+        return count_tokens(str(block.get("text", "")))
+    clean = {k: v for k, v in block.items() if k not in ("cache_control", "_role")}
+    return count_tokens(json.dumps(clean, sort_keys=True))
+
+
+class _PromptCache:
+    """Which prefixes have been written, per model; thread-safe."""
+
+    def __init__(self, min_tokens: int) -> None:
+        self.min_tokens = min_tokens
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def account(self, body: dict[str, Any]) -> dict[str, int]:
+        blocks = _blocks(body)
+        sizes = [_block_tokens(b) for b in blocks]
+        total = sum(sizes)
+        breakpoints = [i for i, b in enumerate(blocks) if b.get("cache_control")]
+        if not breakpoints:
+            return {"input_tokens": total, "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0}
+        digest = hashlib.sha256(str(body.get("model")).encode())
+        hashes: dict[int, str] = {}
+        for i, block in enumerate(blocks):
+            clean = {k: v for k, v in block.items() if k != "cache_control"}
+            digest.update(json.dumps(clean, sort_keys=True).encode())
+            if i in breakpoints:
+                hashes[i] = digest.copy().hexdigest()
+        last = breakpoints[-1]
+        cacheable = sum(sizes[: last + 1])
+        if cacheable < self.min_tokens:
+            return {"input_tokens": total, "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0}
+        with self._lock:
+            hit = max((i for i in breakpoints if hashes[i] in self._seen), default=None)
+            self._seen.update(hashes.values())
+        read = sum(sizes[: hit + 1]) if hit is not None else 0
+        return {"input_tokens": total - cacheable, "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": cacheable - read}
+
+
+class FakeMessagesServer:
+    """A threaded HTTP server on 127.0.0.1 speaking enough of the Messages API.
+
+    Args:
+        behaviour: request body -> reply. A string is the answer text; a dict is
+            merged over a default message body (set `content`, `stop_reason`,
+            `usage`...). Default: the keyword model.
+        latency: seconds added before every answer.
+        batch_polls: how many `retrieve` calls report `in_progress` before `ended`.
+        min_cache_tokens: shortest prefix the fake prompt cache stores.
+        require_auth: answer 401 when neither `x-api-key` nor `authorization` is sent.
+
+    Use as a context manager; `.url` is the base URL for the SDK, `.requests` the log.
+    """
+
+    def __init__(self, behaviour: Behaviour | None = None, *, latency: float = 0.0,
+                 batch_polls: int = 1, min_cache_tokens: int = 0,
+                 require_auth: bool = True) -> None:
+        self.behaviour: Behaviour = behaviour or keyword_model
+        self.latency = latency
+        self.batch_polls = batch_polls
+        self.require_auth = require_auth
+        self.prompt_cache = _PromptCache(min_cache_tokens)
+        self.requests: list[RecordedRequest] = []
+        self._faults: list[Fault] = []
+        self._batches: dict[str, dict[str, Any]] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------
+    def start(self) -> FakeMessagesServer:
+        server = self
+
+        class Handler(_Handler):
+            fake = server
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeMessagesServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("FakeMessagesServer is not running; use it as a context manager")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # -- control ------------------------------------------------------------------------
+    def inject(self, *faults: Fault) -> None:
+        """Queue faults; each applies to one later messages / batch-create request."""
+        with self._lock:
+            self._faults.extend(faults)
+
+    def message_requests(self) -> list[RecordedRequest]:
+        """Logged `POST /v1/messages` requests (not count_tokens or batches)."""
+        return [r for r in self.requests if r.method == "POST" and r.path == "/v1/messages"]
+
+    def _next_fault(self) -> Fault | None:
+        with self._lock:
+            return self._faults.pop(0) if self._faults else None
+
+    def _new_id(self, prefix: str) -> str:
+        return f"{prefix}_fake_{next(self._ids):06d}"
+
+    # -- the model ------------------------------------------------------------------------
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The message body replying to one request body (also used for batch entries)."""
+        reply = self.behaviour(body)
+        usage = self.prompt_cache.account(body)
+        message: dict[str, Any] = {
+            "id": self._new_id("msg"), "type": "message", "role": "assistant",
+            "model": body.get("model"), "content": [], "stop_reason": "end_turn",
+            "stop_sequence": None}
+        if isinstance(reply, str):
+            message["content"] = [{"type": "text", "text": reply}]
+        else:
+            message.update(reply)
+        text = "".join(b.get("text", "") for b in message["content"] if isinstance(b, dict))
+        usage["output_tokens"] = count_tokens(text)
+        message["usage"] = {**usage, **(message.get("usage") or {})}
+        return message
+
+    def create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        batch_id = self._new_id("msgbatch")
+        results = []
+        for entry in body.get("requests") or []:
+            results.append({"custom_id": entry["custom_id"],
+                            "result": {"type": "succeeded",
+                                       "message": self.answer(entry["params"])}})
+        now = datetime.now(UTC)
+        batch = {"id": batch_id, "type": "message_batch", "processing_status": "in_progress",
+                 "created_at": now.isoformat(), "expires_at": (now + timedelta(days=1)).isoformat(),
+                 "request_counts": {"processing": len(results), "succeeded": 0, "errored": 0,
+                                    "canceled": 0, "expired": 0},
+                 "results_url": None, "ended_at": None, "archived_at": None,
+                 "cancel_initiated_at": None}
+        with self._lock:
+            self._batches[batch_id] = {"batch": batch, "results": results,
+                                       "polls_left": self.batch_polls}
+        return batch
+
+    def retrieve_batch(self, batch_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            state = self._batches.get(batch_id)
+            if state is None:
+                return None
+            state["polls_left"] -= 1
+            batch = state["batch"]
+            if state["polls_left"] <= 0 and batch["processing_status"] != "ended":
+                n = len(state["results"])
+                batch.update(processing_status="ended", ended_at=datetime.now(UTC).isoformat(),
+                             results_url=f"{self.url}/v1/messages/batches/{batch_id}/results",
+                             request_counts={"processing": 0, "succeeded": n, "errored": 0,
+                                             "canceled": 0, "expired": 0})
+            return dict(batch)
+
+    def batch_results(self, batch_id: str) -> list[dict[str, Any]] | None:
+        with self._lock:
+            state = self._batches.get(batch_id)
+            if state is None or state["batch"]["processing_status"] != "ended":
+                return None
+            return list(state["results"])
+
+
+_BATCH = re.compile(r"^/v1/messages/batches/(?P<id>[^/]+)$")
+_RESULTS = re.compile(r"^/v1/messages/batches/(?P<id>[^/]+)/results$")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeMessagesServer
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's pooled client expects
+
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _log(self, body: Any) -> None:
+        headers = {k.lower(): ("<redacted>" if k.lower() in SECRET_HEADERS else v)
+                   for k, v in self.headers.items()}
+        with self.fake._lock:
+            self.fake.requests.append(RecordedRequest(self.command, self.path.split("?")[0],
+                                                      headers, body))
+
+    def _send(self, status: int, payload: bytes, *, content_type: str = "application/json",
+              headers: dict[str, str] | None = None, declared_length: int | None = None) -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(declared_length or len(payload)))
+        self.send_header("request-id", self.fake._new_id("req"))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(payload)
+        self.wfile.flush()
+
+    def _json(self, status: int, value: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(value).encode(), headers=headers)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        kind = _ERROR_TYPES.get(status, "api_error")
+        self._json(status, {"type": "error", "error": {"type": kind, "message": message}},
+                   headers)
+
+    def _authorized(self) -> bool:
+        if not self.fake.require_auth:
+            return True
+        return bool(self.headers.get("x-api-key") or self.headers.get("authorization"))
+
+    def _apply_fault(self) -> bool:
+        """Act out a queued fault; True when the request is fully handled by it."""
+        fault = self.fake._next_fault()
+        if fault is None:
+            return False
+        if fault.delay:
+            time.sleep(fault.delay)
+        if fault.kind == "latency":
+            return False
+        if fault.kind == "status":
+            headers = {} if fault.retry_after is None else {"retry-after": str(fault.retry_after)}
+            self._error(fault.status, f"injected HTTP {fault.status}", headers)
+        elif fault.kind == "drop":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        elif fault.kind == "malformed":
+            self._send(200, b'{"id": "msg_broken", "content": [ this is not json')
+        elif fault.kind == "truncated":
+            whole = json.dumps({"id": "msg_cut", "type": "message", "content": []}).encode()
+            self._send(200, whole[: len(whole) // 2], declared_length=len(whole))
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        return True
+
+    def _body(self) -> Any:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            return raw.decode("utf-8", "replace")
+
+    # -- routes ---------------------------------------------------------------------------
+    def do_POST(self) -> None:
+        body = self._body()
+        self._log(body)
+        if not self._authorized():
+            return self._error(401, "missing x-api-key header")
+        if not isinstance(body, dict):
+            return self._error(400, "request body must be a JSON object")
+        path = self.path.split("?")[0]
+        if self.fake.latency:
+            time.sleep(self.fake.latency)
+        if path == "/v1/messages":
+            missing = [k for k in ("model", "max_tokens", "messages") if k not in body]
+            if missing:
+                return self._error(400, f"{missing[0]}: Field required")
+            if self._apply_fault():
+                return None
+            return self._json(200, self.fake.answer(body))
+        if path == "/v1/messages/count_tokens":
+            total = sum(_block_tokens(b) for b in _blocks(body))  # counting caches nothing
+            return self._json(200, {"input_tokens": total})
+        if path == "/v1/messages/batches":
+            if self._apply_fault():
+                return None
+            return self._json(200, self.fake.create_batch(body))
+        return self._error(404, f"no route POST {path}")
+
+    def do_GET(self) -> None:
+        self._log(None)
+        if not self._authorized():
+            return self._error(401, "missing x-api-key header")
+        path = self.path.split("?")[0]
+        if self.fake.latency:
+            time.sleep(self.fake.latency)
+        match = _RESULTS.match(path)
+        if match:
+            results = self.fake.batch_results(match.group("id"))
+            if results is None:
+                return self._error(404, f"no finished batch {match.group('id')}")
+            lines = "".join(json.dumps(r) + "\n" for r in results).encode()
+            return self._send(200, lines, content_type="application/binary")
+        match = _BATCH.match(path)
+        if match:
+            batch = self.fake.retrieve_batch(match.group("id"))
+            if batch is None:
+                return self._error(404, f"no batch {match.group('id')}")
+            return self._json(200, batch)
+        return self._error(404, f"no route GET {path}")
