@@ -1,0 +1,215 @@
+"""Token-level passes over instruction files: HTML comment removal and `@include` paths.
+
+Claude Code lexes each file once with `marked` (GFM off) and runs both passes on the
+same tokens. We use markdown-it-py's CommonMark parser, whose block structure matches
+on the points that matter (HTML block type 2, code fences and spans, list items), and
+we reproduce marked's raw-text behaviour where the two libraries differ (see the
+comments on `_list_text` and `_following_blank_lines`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+_COMMENT_SPAN = re.compile(r"<!--[\s\S]*?-->")
+# `@` at a line start or after whitespace, then a path where `\ ` escapes a space.
+_INCLUDE = re.compile(r"(?:^|\s)@((?:[^\s\\]|\\ )+)")
+_PUNCTUATION_START = re.compile(r"^[#%^&*()]+")
+_PATH_START = re.compile(r"^[a-zA-Z0-9._-]")
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    # text_join would glue backslash escapes into the neighbouring text; marked keeps an
+    # escape as its own token, which ends an `@path` there, so we keep them apart too.
+    return MarkdownIt("commonmark").disable("text_join")
+
+
+def lex(content: str) -> list[Token]:
+    """Block tokens of `content` (CRLF already normalized by the caller)."""
+    return _parser().parse(content)
+
+
+def normalize_newlines(content: str) -> str:
+    """marked's lexer turns CRLF and lone CR into LF before tokenizing."""
+    return content.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _is_closed_comment(raw: str) -> bool:
+    trimmed = raw.lstrip()
+    return trimmed.startswith("<!--") and "-->" in trimmed
+
+
+def _split_lines(content: str) -> list[str]:
+    # Only LF ends a line here: str.splitlines would also split on \x0b, \u2028, ...
+    parts = content.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _following_blank_lines(lines: list[str], end: int) -> int:
+    # marked's HTML block swallows the run of `\n` after it (not lines holding spaces),
+    # so removing a comment also removes the empty lines that follow it.
+    while end < len(lines) and lines[end] == "\n":
+        end += 1
+    return end
+
+
+def strip_html_comments(content: str, tokens: list[Token] | None = None) -> str:
+    """`content` without block-level HTML comments.
+
+    A top-level HTML block that starts with `<!--` and contains `-->` is removed, except
+    for any text left beside the comment on its lines (`<!-- note --> Use bun` keeps
+    ` Use bun`). Inline comments (inside a paragraph), comments nested in lists or
+    quotes, and unclosed `<!--` are kept, as in Claude Code.
+
+    Args:
+        content: file text after frontmatter removal, newlines normalized.
+        tokens: `lex(content)` when the caller already has it.
+    """
+    if "<!--" not in content:
+        return content
+    tokens = lex(content) if tokens is None else tokens
+    lines = _split_lines(content)
+    out: list[str] = []
+    cursor = 0
+    for token in tokens:
+        if token.type != "html_block" or token.level != 0 or token.map is None:
+            continue
+        start, end = token.map
+        raw = "".join(lines[start:end])
+        if not _is_closed_comment(raw):
+            continue
+        end = _following_blank_lines(lines, end)
+        raw = "".join(lines[start:end])
+        out.append("".join(lines[cursor:start]))
+        residue = _COMMENT_SPAN.sub("", raw)
+        if residue.strip():
+            out.append(residue)
+        cursor = end
+    out.append("".join(lines[cursor:]))
+    return "".join(out)
+
+
+def _text_runs(tokens: list[Token]) -> Iterator[str]:
+    """The text marked would scan for `@paths`: prose, never code, comments stripped."""
+    containers: list[str] = []
+    for token in tokens:
+        if token.nesting == 1 and token.type in ("list_item_open", "blockquote_open"):
+            containers.append(token.type)
+        elif token.nesting == -1 and token.type in ("list_item_close", "blockquote_close"):
+            containers.pop()
+        if token.type in ("fence", "code_block"):
+            continue
+        if token.type == "html_block":
+            yield from _comment_residue(token.content)
+            continue
+        if token.type != "inline":
+            continue
+        if containers and containers[-1] == "list_item_open":
+            yield from _list_text(token)
+        yield from _inline_text(token.children or [])
+
+
+def _inline_text(children: list[Token]) -> Iterator[str]:
+    """Runs of inline text as marked's text tokens would hold them.
+
+    marked merges plain text across soft line breaks, keeps entities and non-escape
+    backslashes as written, and gives a real escape (`\\_`) its own token, which
+    ends the run; markdown-it splits all of those, so we stitch them back.
+    """
+    run: list[str] = []
+    for child in children:
+        if child.type == "text":
+            run.append(child.content)
+        elif child.type == "softbreak":
+            run.append("\n")
+        elif child.type == "text_special" and not _is_real_escape(child):
+            run.append(child.markup)
+        else:
+            if run:
+                yield "".join(run)
+                run = []
+            if child.type == "html_inline":
+                yield from _comment_residue(child.content)
+    if run:
+        yield "".join(run)
+
+
+def _is_real_escape(token: Token) -> bool:
+    return token.info == "escape" and token.content != token.markup
+
+
+def _list_text(token: Token) -> Iterator[str]:
+    # Inside list items marked makes a block "text" token and scans its raw source as
+    # well as its inline children; the raw source still holds code spans, so an
+    # `@path` inside backticks in a list item is found. Reproduced on purpose.
+    yield token.content
+
+
+def _comment_residue(raw: str) -> Iterator[str]:
+    # HTML other than a closed comment is skipped whole; a comment's leftovers count.
+    if _is_closed_comment(raw):
+        residue = _COMMENT_SPAN.sub("", raw)
+        if residue.strip():
+            yield residue
+
+
+def _is_include_path(path: str) -> bool:
+    if path.startswith(("./", "~/")):
+        return True
+    if path.startswith("/"):
+        return path != "/"
+    return (
+        not path.startswith("@")
+        and _PUNCTUATION_START.match(path) is None
+        and _PATH_START.match(path) is not None
+    )
+
+
+def expand_path(path: str, base_dir: Path, home: Path) -> Path:
+    """An include target as an absolute, normalized (NFC) path.
+
+    Args:
+        path: the text after `@`, fragment removed, `\\ ` unescaped.
+        base_dir: folder of the including file (its symlink target's folder).
+        home: what `~` means.
+    """
+    trimmed = path.strip()
+    if trimmed == "~":
+        result = str(home)
+    elif trimmed.startswith("~/"):
+        result = os.path.normpath(os.path.join(home, trimmed[2:]))
+    else:
+        result = os.path.normpath(os.path.join(base_dir, trimmed))
+    return Path(unicodedata.normalize("NFC", result))
+
+
+def include_paths(tokens: list[Token], base_dir: Path, home: Path) -> list[Path]:
+    """Absolute include targets in first-seen order, each once.
+
+    Args:
+        tokens: `lex()` of the file's content after frontmatter removal.
+        base_dir: folder of the including file, relative targets start there.
+        home: what `~/` means.
+    """
+    found: dict[Path, None] = {}
+    for text in _text_runs(tokens):
+        for match in _INCLUDE.finditer(text):
+            path = match.group(1).split("#", 1)[0]
+            if not path:
+                continue
+            path = path.replace("\\ ", " ")
+            if _is_include_path(path):
+                found.setdefault(expand_path(path, base_dir, home), None)
+    return list(found)
