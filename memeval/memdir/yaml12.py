@@ -19,6 +19,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
 from ruamel.yaml.error import YAMLError as _RuamelError
 from ruamel.yaml.scanner import Scanner as _RuamelScanner
+from ruamel.yaml.scanner import ScannerError
 
 from memeval.errors import MemevalError
 
@@ -38,11 +39,26 @@ _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)")
 
 _TAG = "tag:yaml.org,2002:"
 
-# YAML 1.2 has only `\n` and `\r` as line breaks; ruamel also breaks lines at NEL,
-# LS and PS. They are swapped for private-use stand-ins while ruamel reads the text.
-_BREAK_STANDINS = {"\x85": "\U0010fff0", "\u2028": "\U0010fff1", "\u2029": "\U0010fff2"}
-_HIDE = str.maketrans(_BREAK_STANDINS)
-_SHOW = str.maketrans({v: k for k, v in _BREAK_STANDINS.items()})
+# ruamel reads some characters differently from the JavaScript parser: it breaks lines
+# at NEL, LS, PS and a lone CR (YAML 1.2 and `yaml` 2.x break only at LF and CRLF), and
+# it rejects C0/C1 controls and noncharacters that `yaml` keeps as content. They are
+# swapped for stand-ins from plane 16 while ruamel reads, and swapped back in values.
+_STANDIN_BASE = 0x100000
+_FOREIGN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]|\r(?!\n)"
+)
+_STANDIN = re.compile("[\U00100000-\U0010ffff]")
+
+
+def _hide(text: str) -> str:
+    return _FOREIGN.sub(lambda m: chr(_STANDIN_BASE + ord(m.group(0))), text)
+
+
+def _show(text: str) -> str:
+    return _STANDIN.sub(lambda m: chr(ord(m.group(0)) - _STANDIN_BASE), text)
+
+
+_END_SPACE_TAB = " \n\0\t\r\x85\u2028\u2029"
 
 
 class _TabTolerantScanner(_RuamelScanner):  # type: ignore[misc]
@@ -85,6 +101,88 @@ class _TabTolerantScanner(_RuamelScanner):  # type: ignore[misc]
         while end < len(buf) and buf[end] in " \t":
             end += 1
         return end >= len(buf) or buf[end] in "\n\r#\0"
+
+    def _rest_is_blank(self) -> bool:
+        """Whether the current line holds only spaces and tabs from here on."""
+        buf: str = self.reader.buffer
+        end = self.reader.pointer
+        while end < len(buf) and buf[end] in " \t":
+            end += 1
+        return end >= len(buf) or buf[end] in "\n\r\0"
+
+    def scan_flow_scalar_breaks(self, double: Any, start_mark: Any) -> Any:
+        """ruamel's version, plus `yaml`'s rule that a quoted scalar's continuation
+        lines in block context are indented deeper than the enclosing block."""
+        reader = self.reader
+        chunks: list[str] = []
+        while True:
+            prefix = reader.prefix(3)
+            if prefix in ("---", "...") and reader.peek(3) in _END_SPACE_TAB:
+                raise ScannerError(
+                    "while scanning a quoted scalar",
+                    start_mark,
+                    "found unexpected document separator",
+                    reader.get_mark(),
+                )
+            spaces = 0
+            while reader.peek() == " ":
+                reader.forward()
+                spaces += 1
+            line_has_more = reader.peek() not in "\r\n\0"
+            if not self.flow_level and line_has_more and spaces <= max(self.indent, 0):
+                raise ScannerError(
+                    "while scanning a quoted scalar",
+                    start_mark,
+                    "continuation line is not indented",
+                    reader.get_mark(),
+                )
+            while reader.peek() in " \t":
+                reader.forward()
+            if reader.peek() in "\r\n":
+                chunks.append(self.scan_line_break())
+            else:
+                return chunks
+
+    def scan_plain_spaces(self, indent: Any, start_mark: Any) -> Any:
+        """ruamel's version with tabs accepted wherever it accepts spaces."""
+        reader = self.reader
+        chunks: list[str] = []
+        length = 0
+        while reader.peek(length) in " \t":
+            length += 1
+        whitespaces = reader.prefix(length)
+        reader.forward(length)
+        ch = reader.peek()
+        if ch in "\r\n":
+            line_break = self.scan_line_break()
+            self.allow_simple_key = True
+            prefix = reader.prefix(3)
+            if prefix in ("---", "...") and reader.peek(3) in _END_SPACE_TAB:
+                return None
+            breaks = []
+            while reader.peek() in " \t\r\n":
+                if reader.peek() == "\t" and reader.column == 0 and not self._rest_is_blank():
+                    raise ScannerError(
+                        "while scanning a plain scalar",
+                        start_mark,
+                        "found a tab as indentation",
+                        reader.get_mark(),
+                    )
+                if reader.peek() in " \t":
+                    reader.forward()
+                else:
+                    breaks.append(self.scan_line_break())
+                    prefix = reader.prefix(3)
+                    if prefix in ("---", "...") and reader.peek(3) in _END_SPACE_TAB:
+                        return None
+            if line_break != "\n":
+                chunks.append(line_break)
+            elif not breaks:
+                chunks.append(" ")
+            chunks.extend(breaks)
+        elif whitespaces:
+            chunks.append(whitespaces)
+        return chunks
 
 
 def _as_js_number(value: float) -> int | float:
@@ -147,13 +245,7 @@ def _resolve_tagged(tag: str, text: str) -> Any:
         return text
     if any(t.fullmatch(text) for t in tests):
         return resolve_plain(text)
-    if tag == _TAG + "float":
-        try:
-            return _as_js_number(float(text))
-        except ValueError:
-            return math.nan
-    if tag == _TAG + "int":
-        return math.nan
+    # `yaml` only warns when a core tag does not fit its value, and keeps the string.
     return text
 
 
@@ -183,11 +275,15 @@ def parse_yaml(text: str) -> Any:
     Raises:
         YamlError: on a syntax error, a duplicate key, or more than one document.
     """
+    if not text.endswith("\n"):
+        # `yaml` ends a block scalar at the end of input as if a line break followed
+        # (`|` keeps its final newline); ruamel does not, unless one is there.
+        text += "\n"
     yaml = YAML(typ="safe", pure=True)
     yaml.version = (1, 2)
     yaml.Scanner = _TabTolerantScanner
     try:
-        events = list(yaml.parse(io.StringIO(text.translate(_HIDE))))
+        events = list(yaml.parse(io.StringIO(_hide(text))))
     except _RuamelError as exc:
         raise YamlError(f"invalid YAML: {exc}") from exc
     except (ValueError, TypeError) as exc:  # ruamel raises these on a few odd inputs
@@ -225,7 +321,9 @@ def parse_yaml(text: str) -> Any:
         if isinstance(event, ev.ScalarEvent):
             implicit_plain = event.implicit[0] if event.implicit else False
             tag = str(event.tag) if event.tag is not None else None
-            if event.style is None and (tag is None or implicit_plain):
+            if tag == "!":
+                value = event.value
+            elif event.style is None and (tag is None or implicit_plain):
                 value = resolve_plain(event.value)
             elif tag is not None and not _is_implicit_tag(event):
                 value = _resolve_tagged(_expand_tag(tag), event.value)
@@ -262,11 +360,11 @@ def parse_yaml(text: str) -> Any:
 
 def _restore_breaks(value: Any) -> Any:
     if isinstance(value, str):
-        return value.translate(_SHOW)
+        return _show(value)
     if isinstance(value, list):
         return [_restore_breaks(v) for v in value]
     if isinstance(value, dict):
-        return {k.translate(_SHOW): _restore_breaks(v) for k, v in value.items()}
+        return {_show(k): _restore_breaks(v) for k, v in value.items()}
     return value
 
 
