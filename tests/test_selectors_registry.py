@@ -73,7 +73,7 @@ def test_params_are_converted_to_the_declared_types() -> None:
 
 def test_directly_built_selector_has_the_same_name_as_the_resolved_one() -> None:
     assert RecencySelector(k=3).name == resolve_selector("recency?k=3").name
-    assert BM25Selector(threshold=1).name == "bm25"
+    assert BM25Selector(threshold=2).name == "bm25"
 
 
 def test_unknown_param_names_spec_and_valid_params() -> None:
