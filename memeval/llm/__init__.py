@@ -13,6 +13,7 @@ from memeval.llm.budget import Budget, BudgetState
 from memeval.llm.cache import ResponseCache
 from memeval.llm.cassette import Cassette, CassetteMode
 from memeval.llm.client import LLMClient, Validator
+from memeval.llm.config import build_client, default_cache_path
 from memeval.llm.errors import BudgetExceeded, CassetteMiss, LLMError, PriceTableError
 from memeval.llm.prices import ModelPrice, PriceTable, load_prices
 from memeval.llm.records import CallRecord, LLMResponse
@@ -27,7 +28,7 @@ def get_default_client() -> LLMClient:
     global _default
     with _default_lock:
         if _default is None:
-            _default = LLMClient()
+            _default = build_client()
         return _default
 
 
@@ -36,6 +37,13 @@ def set_default_client(client: LLMClient | None) -> None:
     global _default
     with _default_lock:
         _default = client
+
+
+def configure(**options: object) -> LLMClient:
+    """Build a client with `build_client(**options)` and make it the default; returns it."""
+    client = build_client(**options)  # type: ignore[arg-type]
+    set_default_client(client)
+    return client
 
 
 __all__ = [
@@ -55,6 +63,9 @@ __all__ = [
     "PriceTableError",
     "ResponseCache",
     "Validator",
+    "build_client",
+    "configure",
+    "default_cache_path",
     "get_default_client",
     "load_prices",
     "set_default_client",
