@@ -167,7 +167,7 @@ def test_symlinked_rules_folder_is_followed(env: StartupEnv, tmp_path: Path) -> 
 def test_conditional_rules_are_set_aside_with_their_globs(env: StartupEnv) -> None:
     rules = env.cwd / ".claude/rules"
     write(rules / "always.md", "---\ndescription: x\n---\nalways")
-    write(rules / "api.md", "---\npaths: \"src/api/**, *.{ts,tsx}\"\n---\napi rules")
+    write(rules / "api.md", '---\npaths: "src/api/**, *.{ts,tsx}"\n---\napi rules')
     write(rules / "list.md", "---\npaths:\n  - docs/**\n  - '**/*.sql'\n---\nlisted")
     write(rules / "everything.md", "---\npaths: '**'\n---\nmatch-all is unconditional")
     found = discover(env)

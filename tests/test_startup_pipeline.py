@@ -213,6 +213,13 @@ def test_include_expanded(env: StartupEnv, body: str) -> None:
     assert contents(env)[1:] == ["TARGET"]
 
 
+def test_a_markdown_escape_ends_the_include_path_like_marked(env: StartupEnv) -> None:
+    write(env.cwd / "CLAUDE.md", "@my\\_notes.md")
+    write(env.cwd / "my_notes.md", "NOTES")
+    write(env.cwd / "my", "PREFIX")
+    assert contents(env) == ["@my\\_notes.md", "PREFIX"]
+
+
 def test_include_in_code_span_inside_a_list_item_is_expanded_like_marked(
     env: StartupEnv,
 ) -> None:
