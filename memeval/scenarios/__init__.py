@@ -2,9 +2,10 @@
 
 `load` reads and validates one file (every problem reported at once, with line and
 field), `load_many` keeps the good files of a suite, `materialize` writes a
-scenario's memory base to disk with exact mtimes.
+scenario's memory base to disk with exact mtimes, `generate` writes a seeded synthetic scenario.
 """
 
+from memeval.scenarios.generate import generate
 from memeval.scenarios.loader import LoadResult, expand_paths, load, load_many, loads
 from memeval.scenarios.materialize import MaterializedScenario, materialize
 from memeval.scenarios.schema import (
@@ -36,6 +37,7 @@ __all__ = [
     "ToolEvent",
     "Turn",
     "expand_paths",
+    "generate",
     "load",
     "load_many",
     "loads",

@@ -310,7 +310,6 @@ def _label_keys(ctx: _Context, node: Node | None, field: str, scenario_files: Ma
     """Validated label keys -> line; `scenario_files` maps every file key to its scope."""
     check = ctx.check
     keys: dict[str, int] = {}
-    candidates = [k for k in scenario_files if is_candidate_name(split_memory_key(k)[1])]
     for index, (key, line) in enumerate(check.string_list(node, field)):
         ifield = f"{field}[{index}]"
         if key in keys:
@@ -337,7 +336,8 @@ def _label_keys(ctx: _Context, node: Node | None, field: str, scenario_files: Ma
             check.error(line, ifield, f"{key!r} can never surface ({why}); remove it")
             continue
         if key not in scenario_files:
-            hint = did_you_mean(key, candidates)
+            hint = did_you_mean(key, (k for k in scenario_files
+                                      if is_candidate_name(split_memory_key(k)[1])))
             agent_keys = [memory_key(a, key) for a in agents if memory_key(a, key) in
                           scenario_files]
             if agent_keys and scope == PROJECT_SCOPE:
