@@ -186,8 +186,8 @@ def test_prompt_variants_user_template_and_hash(tmp_path):
     own.write_text("Pick up to {{ max_memories }} memories.")
     mine = ClaudeSelector(prompt=str(own))
     assert mine.system_prompt == "Pick up to 5 memories."
-    assert mine.config()["prompt"] == str(own) and mine.config()["prompt_hash"].startswith(
-        "sha256:")
+    assert mine.config()["prompt"] == mine.prompt_name == str(own)
+    assert mine.config()["prompt_hash"].startswith("sha256:")
     assert ClaudeSelector(prompt="recall").name == "claude:claude-sonnet-4-6?prompt=recall"
     with pytest.raises(PromptTemplateError, match="neither a bundled prompt"):
         ClaudeSelector(prompt="no-such-prompt")
@@ -242,3 +242,28 @@ def test_stateful_failed_turn_does_not_join_the_conversation():
     last = server.message_requests()[-1].body["messages"]
     assert [m["role"] for m in last] == ["user", "assistant", "user"]
     assert json.loads(last[1]["content"]) == {"selected_memories": ["testing.md"]}
+
+
+def test_through_the_session_invalid_names_are_dropped_and_errors_recorded(tmp_path):
+    from memeval.session import Session
+
+    answer = '{"selected_memories": ["testing.md", "ghost.md", "MEMORY.md"]}'
+    with FakeMessagesServer(lambda body: answer) as server:
+        session = Session(tmp_path / "base", "/home/dev/shop", selector=selector(server),
+                          now_ms=1_800_000_000_000)
+        memdir = session.project_memory_dir
+        memdir.mkdir(parents=True)
+        (memdir / "MEMORY.md").write_text("- [testing](testing.md)\n")
+        (memdir / "testing.md").write_text(
+            "---\nname: testing\ndescription: run tests against a real db\ntype: feedback\n"
+            "---\nAlways use the real database.\n")
+        (memdir / "ci.md").write_text("---\ndescription: the CI pipeline runs nightly\n---\nx\n")
+        record = session.turn("how do I run the tests?", turn_id="t1")
+        server.inject(Fault.http(500), Fault.http(500), Fault.http(500))
+        failed = session.turn("and the integration tests?", turn_id="t2")
+    assert record.surfaced_keys == ("testing.md",)
+    assert {d.name for d in record.dropped} >= {"ghost.md", "MEMORY.md"}
+    sent = server.message_requests()[0].body["messages"][0]["content"]
+    assert "testing.md" in sent and "MEMORY.md" not in sent.split("Available memories:")[1]
+    assert failed.selector_called and failed.surfaced == ()  # ci.md was still a candidate
+    assert any("HTTP 500" in e for e in failed.errors)

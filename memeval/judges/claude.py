@@ -129,6 +129,11 @@ class ClaudeJudge:
         return self._client or get_default_client()
 
     @property
+    def prompt_name(self) -> str:
+        """The bundled prompt name or the template path, for config.json."""
+        return self.template.name
+
+    @property
     def prompt_hash(self) -> str:
         return text_hash(self.system_prompt)
 

@@ -16,6 +16,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -350,11 +351,10 @@ class LLMClient:
             items: `(request, repeat)` pairs.
             validate: as for `complete`.
         """
-        if not self.use_batches:
-            async def gather() -> list[LLMResponse]:
-                return list(await asyncio.gather(
-                    *(self.acomplete(r, repeat=n, validate=validate) for r, n in items)))
-            return asyncio.run(gather())
+        if not self.use_batches:  # threads, so this works inside a running event loop too
+            with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
+                return list(pool.map(lambda item: self.complete(item[0], repeat=item[1],
+                                                                validate=validate), items))
         from memeval.llm.batches import run_message_batch
         return run_message_batch(self, items, validate)
 

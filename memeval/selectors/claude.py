@@ -128,6 +128,11 @@ class ClaudeSelector:
         return self._client or get_default_client()
 
     @property
+    def prompt_name(self) -> str:
+        """The bundled prompt name or the template path, for config.json."""
+        return self.template.name
+
+    @property
     def prompt_hash(self) -> str:
         """Hash of the rendered system prompt, so results name the exact prompt used."""
         return text_hash(self.system_prompt)

@@ -155,13 +155,15 @@ class FakeMessagesServer:
         batch_polls: how many `retrieve` calls report `in_progress` before `ended`.
         min_cache_tokens: shortest prefix the fake prompt cache stores.
         require_auth: answer 401 when neither `x-api-key` nor `authorization` is sent.
+        port: port on 127.0.0.1; 0 picks a free one.
 
     Use as a context manager; `.url` is the base URL for the SDK, `.requests` the log.
     """
 
     def __init__(self, behaviour: Behaviour | None = None, *, latency: float = 0.0,
                  batch_polls: int = 1, min_cache_tokens: int = 0,
-                 require_auth: bool = True) -> None:
+                 require_auth: bool = True, port: int = 0) -> None:
+        self.port = port
         self.behaviour: Behaviour = behaviour or keyword_model
         self.latency = latency
         self.batch_polls = batch_polls
@@ -182,7 +184,7 @@ class FakeMessagesServer:
         class Handler(_Handler):
             fake = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
