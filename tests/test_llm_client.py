@@ -189,7 +189,7 @@ def test_no_key_or_auth_header_in_cassette_cache_or_log(tmp_path, monkeypatch):
         door = LLMClient(base_url=server.url, cache=tmp_path / "c.sqlite",
                          cassette=Cassette(tmp_path / "tape.jsonl", "record"),
                          log_path=tmp_path / "calls.jsonl", use_batches=True,
-                         poll_interval=0.01)
+                         poll_interval=0.01, batch_window=0.0)
         door.complete(request())
         door.run_batch([(request("who is the user"), 0)])
     assert any(r.header("authorization") or r.header("x-api-key") for r in server.requests)
@@ -318,3 +318,28 @@ def test_log_file_has_one_record_per_call(tmp_path):
     lines = [json.loads(line) for line in Path(log).read_text().splitlines()]
     assert [line["model"] for line in lines] == ["claude-sonnet-4-6", "unknown"]
     assert lines[0]["source"] == "api" and lines[0]["error"] is None
+
+
+def test_single_calls_are_gathered_into_one_batch_when_batching():
+    from concurrent.futures import ThreadPoolExecutor
+
+    queries = ["how do I run the tests?", "who is the user", "what's the weather"]
+    with FakeMessagesServer() as server:
+        # max 3 per batch and a long window: the batch goes as soon as all three queued
+        door = client(server, use_batches=True, poll_interval=0.01, batch_window=60,
+                      batch_max=3)
+        with ThreadPoolExecutor(3) as pool:
+            answers = list(pool.map(lambda q: door.complete(request(q)), queries))
+
+        async def one_async():
+            return await door.acomplete(request("a scientist user"))
+
+        door._batcher.window = 0.0  # alone: send right away
+        lone = asyncio.run(one_async())
+    creates = [r for r in server.requests if r.path == "/v1/messages/batches"]
+    assert [len(c.body["requests"]) for c in creates] == [3, 1]
+    assert not server.message_requests()
+    assert [json.loads(a.text)["selected_memories"] for a in answers] == [
+        ["testing.md"], ["role.md"], []]
+    assert lone.record.source == "batch" and json.loads(lone.text)["selected_memories"] == [
+        "role.md"]

@@ -1,15 +1,24 @@
-"""Message Batches mode: send a run's calls as one batch, poll until it ends, read results.
+"""Message Batches mode: send calls as one batch, poll until it ends, read the results.
+
+Two ways in. `LLMClient.run_batch` sends a list of requests as one batch. With
+`use_batches` on, single `complete` / `acomplete` calls are also batched: an
+`AutoBatcher` gathers the calls that arrive within `batch_window` seconds (from
+concurrent sessions, say) into one batch and wakes each caller with its answer,
+so a runner needs no change to use batches.
 
 Cache and cassette answers are taken first; only the rest are sent, each under its
-request key as `custom_id` (64 hex digits fit the API's limit). Each answer's
-latency is its share of the batch's wall time, so summed latencies equal the wait.
+request key as `custom_id` (64 hex digits fit the API's limit); identical requests
+are asked once. Each answer's latency is its share of the batch's wall time, so
+summed latencies equal the wait.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from concurrent.futures import Future
+from typing import TYPE_CHECKING
 
 from memeval.llm.records import LLMResponse
 from memeval.llm.request import LLMRequest
@@ -17,16 +26,15 @@ from memeval.llm.request import LLMRequest
 if TYPE_CHECKING:
     from memeval.llm.client import LLMClient, Validator
 
+BatchItem = tuple[LLMRequest, int, "Validator | None"]  # request, repeat, validator
 
-def run_message_batch(client: LLMClient, items: Sequence[tuple[LLMRequest, int]],
-                      validate: Validator | None) -> list[LLMResponse]:
-    """See `LLMClient.run_batch`."""
-    from memeval.llm.client import describe_exception
 
+def run_message_batch(client: LLMClient, items: Sequence[BatchItem]) -> list[LLMResponse]:
+    """Answer `items` in order, sending whatever cache and cassette cannot answer."""
     answers: dict[int, LLMResponse] = {}
-    pending: dict[str, tuple[LLMRequest, float]] = {}  # key -> request, reserved estimate
+    pending: dict[str, tuple[LLMRequest, float, Validator | None]] = {}
     waiting: dict[str, list[int]] = {}  # key -> positions in items
-    for position, (request, repeat) in enumerate(items):
+    for position, (request, repeat, validate) in enumerate(items):
         key = request.key(repeat)
         if key in waiting:  # the same request twice in one batch: ask once
             waiting[key].append(position)
@@ -39,23 +47,25 @@ def run_message_batch(client: LLMClient, items: Sequence[tuple[LLMRequest, int]]
         if refused is not None:
             answers[position] = refused
             continue
-        pending[key] = (request, estimate)
+        pending[key] = (request, estimate, validate)
         waiting[key] = [position]
     if pending:
-        for key, response in _send(client, pending, validate, describe_exception).items():
+        for key, response in _send(client, pending).items():
             for position in waiting[key]:
                 answers[position] = response
     return [answers[i] for i in range(len(items))]
 
 
-def _send(client: LLMClient, pending: dict[str, tuple[LLMRequest, float]],
-          validate: Validator | None, describe: Any) -> dict[str, LLMResponse]:
+def _send(client: LLMClient, pending: dict[str, tuple[LLMRequest, float, Validator | None]]
+          ) -> dict[str, LLMResponse]:
+    from memeval.llm.client import describe_exception
+
     sdk = client.sync_client
     started = time.perf_counter()
     try:
         batch = sdk.messages.batches.create(requests=[
             {"custom_id": key, "params": request.to_params()}
-            for key, (request, _) in pending.items()])
+            for key, (request, _, _) in pending.items()])
         deadline = time.monotonic() + client.batch_wait
         while batch.processing_status != "ended":
             if time.monotonic() > deadline:
@@ -66,15 +76,15 @@ def _send(client: LLMClient, pending: dict[str, tuple[LLMRequest, float]],
             batch = sdk.messages.batches.retrieve(batch.id)
         results = {line.custom_id: line.result for line in sdk.messages.batches.results(batch.id)}
     except Exception as exc:  # the whole batch failed: every request records why
-        error = f"batch failed: {describe(exc)}"
+        error = f"batch failed: {describe_exception(exc)}"
         out = {}
-        for key, (request, estimate) in pending.items():
+        for key, (request, estimate, _) in pending.items():
             client.budget.settle(estimate, 0.0)
             out[key] = client._fail(request, key, error, source="batch")
         return out
     share = (time.perf_counter() - started) / len(pending)
     out = {}
-    for key, (request, estimate) in pending.items():
+    for key, (request, estimate, validate) in pending.items():
         result = results.get(key)
         if result is not None and result.type == "succeeded":
             body = result.message.model_dump(mode="json", exclude_none=True)
@@ -90,3 +100,60 @@ def _send(client: LLMClient, pending: dict[str, tuple[LLMRequest, float]],
                                     latency=share, source="batch")
         out[key] = response
     return out
+
+
+class AutoBatcher:
+    """Collects single calls for `window` seconds (or `max_size` calls) into one batch.
+
+    Args:
+        client: the door whose batches these are.
+        window: seconds to wait after the first queued call for others to join.
+        max_size: send at once when this many calls are queued.
+    """
+
+    def __init__(self, client: LLMClient, window: float, max_size: int) -> None:
+        self.client = client
+        self.window = window
+        self.max_size = max_size
+        self._queue: list[tuple[BatchItem, Future[LLMResponse]]] = []
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, request: LLMRequest, repeat: int,
+               validate: Validator | None) -> Future[LLMResponse]:
+        future: Future[LLMResponse] = Future()
+        with self._cond:
+            self._queue.append(((request, repeat, validate), future))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="memeval-batcher",
+                                                daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+        return future
+
+    def _take(self) -> list[tuple[BatchItem, Future[LLMResponse]]]:
+        with self._cond:
+            if not self._queue:
+                return []
+            deadline = time.monotonic() + self.window
+            while len(self._queue) < self.max_size:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            taken, self._queue = self._queue[: self.max_size], self._queue[self.max_size:]
+            return taken
+
+    def _run(self) -> None:
+        while True:
+            taken = self._take()
+            if not taken:
+                return  # idle: the next submit starts a new thread
+            try:
+                answers = run_message_batch(self.client, [item for item, _ in taken])
+            except BaseException as exc:  # never leave a caller waiting forever
+                for _, future in taken:
+                    future.set_exception(exc)
+                continue
+            for (_, future), answer in zip(taken, answers, strict=True):
+                future.set_result(answer)

@@ -8,6 +8,7 @@ file and reports a request it does not hold, naming the file and the fix.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any, Literal
@@ -88,5 +89,9 @@ class Cassette:
                 return
             self._entries[key] = json.loads(line)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
+            # one O_APPEND write per line, so processes recording together never interleave
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, (line + "\n").encode("utf-8"))
+            finally:
+                os.close(fd)

@@ -22,6 +22,7 @@ from typing import Any
 
 import anthropic
 
+from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache
 from memeval.llm.cassette import Cassette, scrub
@@ -42,6 +43,8 @@ DEFAULT_MAX_RETRIES = 4  # the SDK retries 408/409/429/5xx/529 and connection er
 DEFAULT_MAX_CONCURRENCY = 8  # in-flight requests per client; stays under typical rate limits
 DEFAULT_POLL_INTERVAL_S = 10.0  # batches take minutes; polling faster only costs requests
 DEFAULT_BATCH_WAIT_S = 24 * 3600.0  # the API expires a batch after 24 hours
+DEFAULT_BATCH_WINDOW_S = 2.0  # long enough for concurrent sessions' calls to meet
+DEFAULT_BATCH_MAX = 10_000  # well under the API's 100 000 requests / 256 MB per batch
 
 Validator = Callable[[str], str | None]  # answer text -> problem, or None when usable
 
@@ -85,10 +88,13 @@ class LLMClient:
         max_cost: USD; calls that would pass it are not sent (BudgetExceeded).
         prices: a PriceTable or a path to one; default the bundled table.
         log_path: JSONL file receiving one CallRecord per call (no headers, no key).
-        use_batches: route `run_batch` through the Message Batches API; when False,
-            `run_batch` sends the requests concurrently instead.
+        use_batches: send calls through the Message Batches API: `run_batch` as one
+            batch, single calls gathered by an AutoBatcher; when False, `run_batch`
+            sends its requests concurrently instead.
         poll_interval: seconds between batch status polls.
         batch_wait: give up on a batch after this many seconds.
+        batch_window: seconds an AutoBatcher waits for more calls to join a batch.
+        batch_max: most requests per auto-batch (the API allows 100 000).
     """
 
     def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
@@ -99,7 +105,9 @@ class LLMClient:
                  prices: PriceTable | str | Path | None = None,
                  log_path: str | Path | None = None, use_batches: bool = False,
                  poll_interval: float = DEFAULT_POLL_INTERVAL_S,
-                 batch_wait: float = DEFAULT_BATCH_WAIT_S) -> None:
+                 batch_wait: float = DEFAULT_BATCH_WAIT_S,
+                 batch_window: float = DEFAULT_BATCH_WINDOW_S,
+                 batch_max: int = DEFAULT_BATCH_MAX) -> None:
         self._api_key = api_key
         self._base_url = base_url
         self.timeout = timeout
@@ -113,6 +121,7 @@ class LLMClient:
         self.use_batches = use_batches
         self.poll_interval = poll_interval
         self.batch_wait = batch_wait
+        self._batcher = AutoBatcher(self, batch_window, batch_max)
         self._sync: anthropic.Anthropic | None = None
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                                tuple[anthropic.AsyncAnthropic,
@@ -284,6 +293,8 @@ class LLMClient:
             repeat: which repeat of the same request this is; repeats are cached apart.
             validate: checks the answer text; a problem makes it an error, not cached.
         """
+        if self.use_batches:
+            return self._batcher.submit(request, repeat, validate).result()
         key = request.key(repeat)
         found = self._lookup(request, key, validate)
         if found is not None:
@@ -305,6 +316,8 @@ class LLMClient:
     async def acomplete(self, request: LLMRequest, *, repeat: int = 0,
                         validate: Validator | None = None) -> LLMResponse:
         """Async twin of `complete`, limited by the per-loop semaphore."""
+        if self.use_batches:
+            return await asyncio.wrap_future(self._batcher.submit(request, repeat, validate))
         key = request.key(repeat)
         found = self._lookup(request, key, validate)
         if found is not None:
@@ -355,9 +368,7 @@ class LLMClient:
             with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
                 return list(pool.map(lambda item: self.complete(item[0], repeat=item[1],
                                                                 validate=validate), items))
-        from memeval.llm.batches import run_message_batch
-        return run_message_batch(self, items, validate)
-
+        return run_message_batch(self, [(r, n, validate) for r, n in items])
 
 def _count_kwargs(body: dict[str, Any]) -> dict[str, Any]:
     params = frozenset(inspect.signature(anthropic.resources.messages.Messages.count_tokens)
