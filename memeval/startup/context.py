@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -85,6 +86,12 @@ def build_user_context(env: StartupEnv, *, today: dt.date, templates: Path | Non
 
 def index_link_targets(index_content: str) -> list[str]:
     """Link targets of an index, as memdir-relative POSIX paths (fragments dropped)."""
+    return list(_link_targets(index_content))
+
+
+@lru_cache(maxsize=64)
+def _link_targets(index_content: str) -> tuple[str, ...]:
+    # Cached: a report asks about every turn's memories against the same index.
     targets = []
     for token in markdown.lex(markdown.normalize_newlines(index_content)):
         for child in token.children or ():
@@ -93,7 +100,7 @@ def index_link_targets(index_content: str) -> list[str]:
                 target = normalize_memory_filename(unquote(href.split("#", 1)[0]))
                 if target:
                     targets.append(target)
-    return targets
+    return tuple(targets)
 
 
 def normalize_memory_filename(name: str) -> str:
@@ -126,7 +133,7 @@ def startup_reachable(env_or_context: StartupEnv | StartupContext, memory_filena
             prefix = TEAM_DIR_NAME + "/"
         else:
             continue
-        targets = index_link_targets(file.content)
+        targets = _link_targets(file.content)
         if any(normalize_memory_filename(prefix + t) == wanted for t in targets):
             return True
     return False
