@@ -163,3 +163,20 @@ def test_keyword_model_judges_memories_by_shared_words():
                 "type": "object", "properties": {"verdicts": {}}}}}}
     verdicts = {v["key"]: v["verdict"] for v in judge_memories(body)["verdicts"]}
     assert verdicts == {"testing.md": "relevant", "role.md": "irrelevant"}
+
+
+def test_latency_fault_still_answers():
+    with FakeMessagesServer() as server:
+        server.inject(Fault("latency", delay=0.05))
+        message = sdk(server, retries=0).messages.create(**select_body("run the tests"))
+    assert json.loads(message.content[0].text)["selected_memories"] == ["testing.md"]
+    assert len(server.message_requests()) == 1
+
+
+def test_unknown_route_and_bad_request_get_api_errors():
+    with FakeMessagesServer() as server:
+        with pytest.raises(anthropic.BadRequestError, match="max_tokens"):
+            sdk(server).post("/v1/messages", body={"model": "m", "messages": []},
+                             cast_to=object)
+        with pytest.raises(anthropic.NotFoundError):
+            sdk(server).messages.batches.retrieve("msgbatch_missing")
