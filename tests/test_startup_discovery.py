@@ -253,3 +253,16 @@ def test_nothing_outside_the_env_roots_is_needed(tmp_path: Path) -> None:
     env = StartupEnv.in_folder(tmp_path, cwd="empty")
     env.cwd.mkdir()
     assert discover_memory_files(env) == []
+
+
+def test_from_os_reads_the_process_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("CLAUDE_CODE_REMOTE_MEMORY_DIR", str(tmp_path / "remote"))
+    monkeypatch.setenv("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "1")
+    monkeypatch.setenv("CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD", "true")
+    env = StartupEnv.from_os(cwd=tmp_path)
+    assert env.config_home == tmp_path / "home/.claude"
+    assert env.memory_base == tmp_path / "remote"
+    assert not env.auto_memory_enabled and env.additional_dirs_claude_md
+    assert env.managed_dir == Path("/etc/claude-code")

@@ -12,11 +12,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from memeval.memdir.paths import memory_base as resolve_memory_base
+
 DEFAULT_MANAGED_DIR = Path("/etc/claude-code")
 """Where Linux installs keep policy-managed instructions."""
 
 ADDITIONAL_DIRS_ENV = "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"
 """Env flag that lets `--add-dir` folders contribute instruction files."""
+
+DISABLE_AUTO_MEMORY_ENV = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
+"""Env flag that turns auto-memory (and so the index) off."""
 
 _TRUTHY = {"1", "true", "yes", "on"}
 
@@ -112,13 +117,17 @@ class StartupEnv:
         """
         home = Path.home()
         config_home = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-        memory_base = Path(os.environ.get("CLAUDE_CODE_REMOTE_MEMORY_DIR") or config_home)
         values: dict[str, object] = {
             "cwd": Path(cwd or Path.cwd()),
             "config_home": config_home,
-            "memory_base": memory_base,
+            "memory_base": resolve_memory_base(),
             "home": home,
-            "additional_dirs_claude_md": os.environ.get(ADDITIONAL_DIRS_ENV, "").lower() in _TRUTHY,
+            "additional_dirs_claude_md": _env_flag(ADDITIONAL_DIRS_ENV),
+            "auto_memory_enabled": not _env_flag(DISABLE_AUTO_MEMORY_ENV),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in _TRUTHY
