@@ -260,3 +260,14 @@ def test_no_file_is_loaded_twice_with_the_faithful_quirk(
         files = discover_memory_files(replace(env, quirk_symlink_reload=True))
         real_paths = [os.path.realpath(f.path) for f in files]
     assert len(real_paths) == len(set(real_paths))
+
+
+@PROPERTY
+@given(claude_md=st.text(max_size=400), index=st.text(max_size=400))
+def test_arbitrary_file_content_never_breaks_discovery(claude_md: str, index: str) -> None:
+    with sandbox(external_includes_approved=True) as env:
+        write(env.cwd / "CLAUDE.md", claude_md + "\n@" + claude_md[:40])
+        write(memory_dir_for(env) / "MEMORY.md", index)
+        context = startup_context_for(env, today=TODAY)
+    assert context.text.startswith("<system-reminder>\n")
+    assert all(f.content.strip() for f in context.files)

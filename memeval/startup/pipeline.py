@@ -94,7 +94,7 @@ def resolve(path: Path) -> tuple[Path, bool]:
     """(real path, whether it differs); a path that cannot be resolved stays as is."""
     try:
         real = Path(os.path.realpath(path, strict=True))
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL in an include path
         return path, False
     return real, str(real) != str(path)
 
@@ -105,7 +105,7 @@ def _read_text(path: Path) -> str | None:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
         data = path.read_bytes()
-    except OSError:
+    except (OSError, ValueError):
         return None
     # Node decodes invalid UTF-8 to U+FFFD and keeps a BOM as a character.
     return data.decode("utf-8", errors="replace")
