@@ -329,3 +329,27 @@ def test_load_many_keeps_good_files(suite: Path) -> None:
     assert [s.id for s in globbed.scenarios] == ["other"] and globbed.ok
     nothing = load_many(str(suite / "nope" / "*.yaml"))
     assert nothing.scenarios == () and "no scenario files matched" in str(nothing.errors[0])
+
+
+def test_the_documented_full_example_loads(tmp_path: Path) -> None:
+    """fixtures/README.md's example is the contract; it must stay a valid scenario."""
+    readme = Path(__file__).parent.parent / "fixtures" / "README.md"
+    example = readme.read_text().split("```yaml\n", 1)[1].split("```", 1)[0]
+    webshop = tmp_path / "memdirs" / "webshop"
+    (webshop / "old").mkdir(parents=True)
+    for name in ("testing.md", "old/db.md", "ci.md"):
+        (webshop / name).write_text(_memfile(name))
+    reviewer = tmp_path / "memdirs" / "reviewer-memory"
+    reviewer.mkdir()
+    (reviewer / "migrations.md").write_text(_memfile("migration checklist"))
+    (tmp_path / "scenarios").mkdir()
+    scenario = load(_write(tmp_path, example))
+    assert scenario.id == "webshop-basics"
+    assert scenario.project.files["ci.md"].mtime_ms == 1764504000123.5
+    assert scenario.project.files["testing.md"].mtime_ms == scenario.now_ms - 3 * DAY
+    assert scenario.agents["plugin:helper"].scope == "local"
+    assert scenario.agents["planner"].memdir is None
+    assert [t.id for t in scenario.turns] == ["t1", "t2"]
+    assert scenario.turns[1].answer == "reversible, batched"
+    assert scenario.turns[1].tags == ("reviewer",)
+    assert "notes/tiny.md" in scenario.project.candidates()
