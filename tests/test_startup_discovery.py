@@ -176,6 +176,19 @@ def test_conditional_rules_are_set_aside_with_their_globs(env: StartupEnv) -> No
     assert globs == {"api.md": ("src/api", "*.ts", "*.tsx"), "list.md": ("docs", "**/*.sql")}
 
 
+def test_includes_of_a_conditional_rule_load_unconditionally(env: StartupEnv) -> None:
+    # The system filters rule files by their own globs only; what a conditional rule
+    # includes has no globs and so joins the startup context (faithful).
+    write(env.cwd / ".claude/rules/api.md", "---\npaths: src/**\n---\napi @./shared.md")
+    write(env.cwd / ".claude/rules/shared.md.txt", "not a rule by name")
+    write(env.cwd / ".claude/rules/shared.md", "SHARED")
+    found = discover(env)
+    assert [f.content for f in found.conditional] == ["api @./shared.md"]
+    assert [(f.content, f.parent.name if f.parent else None) for f in found.files] == [
+        ("SHARED", "api.md")
+    ]
+
+
 def test_claude_md_with_paths_frontmatter_still_loads(env: StartupEnv) -> None:
     # Only rules files are conditional; a CLAUDE.md's `paths:` is ignored.
     write(env.cwd / "CLAUDE.md", "---\npaths: src/**\n---\nbody")
