@@ -104,7 +104,9 @@ def strip_html_comments(content: str, tokens: list[Token] | None = None) -> str:
 def _text_runs(tokens: list[Token]) -> Iterator[str]:
     """The text marked would scan for `@paths`: prose, never code, comments stripped."""
     containers: list[str] = []
+    previous = ""
     for token in tokens:
+        opener, previous = previous, token.type
         if token.nesting == 1 and token.type in ("list_item_open", "blockquote_open"):
             containers.append(token.type)
         elif token.nesting == -1 and token.type in ("list_item_close", "blockquote_close"):
@@ -116,7 +118,8 @@ def _text_runs(tokens: list[Token]) -> Iterator[str]:
             continue
         if token.type != "inline":
             continue
-        if containers and containers[-1] == "list_item_open":
+        in_list_item = bool(containers) and containers[-1] == "list_item_open"
+        if in_list_item and opener == "paragraph_open":
             yield from _list_text(token)
         yield from _inline_text(token.children or [])
 
