@@ -14,6 +14,7 @@ dependencies stay optional) and the entry-point groups `memeval.selectors` and
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import inspect
 import math
@@ -406,6 +407,37 @@ class Registry(Generic[T]):
         """Every resolvable name → a one-line summary (lazy ones are not imported)."""
         self._load_entry_points()
         return {name: (e.summary or e.origin) for name, e in sorted(self._entries.items())}
+
+
+def lazy_factory(registry: Registry[Any], name: str, module_name: str,
+                 attribute: str) -> Callable[[], Callable[..., Any]]:
+    """A loader that imports `module_name` only when `name` is first resolved.
+
+    The module may register itself with the decorator, or just define `attribute`
+    (the factory); if neither, or if it cannot be imported, the error says
+    "<kind> <name> not available" and why, instead of an ImportError mid-run.
+    """
+
+    def load() -> Callable[..., Any]:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise MemevalError(
+                f"{name} {registry.kind} not available: {module_name} cannot be imported "
+                f"({exc}); use another {registry.kind} or install memeval fully"
+            ) from exc
+        entry = registry._entries.get(name)
+        if entry is not None and entry.factory is not None:
+            return entry.factory  # the module registered itself with the decorator
+        factory = getattr(module, attribute, None)
+        if factory is None:
+            raise MemevalError(
+                f"{name} {registry.kind} not available: {module_name} defines no "
+                f"{attribute} and registers no {name!r} {registry.kind}"
+            )
+        return factory  # type: ignore[no-any-return]
+
+    return load
 
 
 def _accepts_var_keyword(factory: Any) -> bool:

@@ -210,6 +210,11 @@ _RNG_KEYWORD = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters \
     else "random_state"  # scipy >= 1.15 renamed the seed argument
 
 
+def bootstrap_seed(seed: int) -> dict[str, np.random.Generator]:
+    """The keyword that seeds `scipy.stats.bootstrap` on this scipy version."""
+    return {_RNG_KEYWORD: np.random.default_rng(seed)}
+
+
 def mean_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CONFIDENCE,
             n_resamples: int = N_RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
     """Mean and percentile-bootstrap CI of the non-NaN values: `(mean, low, high)`.
@@ -229,8 +234,7 @@ def mean_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CONFIDE
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)
         result = stats.bootstrap((data,), np.mean, confidence_level=confidence,
                                  n_resamples=n_resamples, method="percentile",
-                                 vectorized=True,
-                                 **{_RNG_KEYWORD: np.random.default_rng(seed)})
+                                 vectorized=True, **bootstrap_seed(seed))
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     # For tiny skewed samples (or float rounding on near-constant data) a percentile
     # bound can miss its own estimate by a hair; widen it so the CI holds the mean.

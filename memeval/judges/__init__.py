@@ -1,0 +1,50 @@
+"""Judges grade what a selector surfaced, and the registry that builds them from specs.
+
+Example:
+    >>> from memeval.judges import resolve_judge
+    >>> resolve_judge("gold").name
+    'gold'
+
+Built in: `gold` (from the scenario's labels) and `claude:<model>` (loaded on first
+use). Third-party judges register under the entry-point group `memeval.judges`.
+`agreement(...)` compares two judges (Cohen's κ, confusion table, bootstrap CI).
+"""
+
+from memeval.judges._registry import (
+    ENTRY_POINT_GROUP,
+    JUDGES,
+    available_judges,
+    judge,
+    judge_params,
+    resolve_judge,
+)
+from memeval.judges.agreement import Agreement, agreement, cohens_kappa, verdict_pairs
+from memeval.judges.base import (
+    VERDICTS,
+    Judge,
+    JudgeRequest,
+    MemoryVerdict,
+    ScoredTurn,
+    Verdict,
+)
+from memeval.judges.gold import GoldJudge
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "JUDGES",
+    "VERDICTS",
+    "Agreement",
+    "GoldJudge",
+    "Judge",
+    "JudgeRequest",
+    "MemoryVerdict",
+    "ScoredTurn",
+    "Verdict",
+    "agreement",
+    "available_judges",
+    "cohens_kappa",
+    "judge",
+    "judge_params",
+    "resolve_judge",
+    "verdict_pairs",
+]

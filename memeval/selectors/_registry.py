@@ -7,12 +7,10 @@ packages add theirs under the entry-point group `memeval.selectors`.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from memeval._spec import ParamInfo, Registry
-from memeval.errors import MemevalError
+from memeval._spec import ParamInfo, Registry, lazy_factory
 from memeval.selectors.base import Selector
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,26 +61,8 @@ def selector_params(name: str) -> tuple[ParamInfo, ...]:
     return SELECTORS.params(name)
 
 
-def _load_claude() -> Callable[..., Any]:
-    """Import the Claude selector on demand; the model door is heavy and optional here."""
-    try:
-        module = importlib.import_module("memeval.selectors.claude")
-    except ImportError as exc:
-        raise MemevalError(
-            f"claude selector not available: memeval.selectors.claude cannot be imported "
-            f"({exc}); use an offline selector such as 'bm25' or install memeval fully"
-        ) from exc
-    factory = getattr(module, "ClaudeSelector", None)
-    entry = SELECTORS._entries.get("claude")
-    if entry is not None and entry.factory is not None:
-        return entry.factory  # the module registered itself with @selector("claude")
-    if factory is None:
-        raise MemevalError(
-            "claude selector not available: memeval.selectors.claude defines no "
-            "ClaudeSelector and registers no 'claude' selector"
-        )
-    return factory  # type: ignore[no-any-return]
-
+# The Claude selector pulls in the model door; import it only when a spec names it.
+_load_claude = lazy_factory(SELECTORS, "claude", "memeval.selectors.claude", "ClaudeSelector")
 
 SELECTORS.register("claude", arg="model", loader=_load_claude,
                    summary="Claude side query (needs an API key or a cassette)",
