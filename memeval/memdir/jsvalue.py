@@ -9,8 +9,30 @@ model the way JavaScript stringifies it. Parsed YAML here is plain Python data:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
+
+
+@dataclass(frozen=True)
+class JsDate:
+    """A JavaScript `Date` (YAML `!!timestamp`): milliseconds since the epoch."""
+
+    ms: float
+
+    def iso(self) -> str:
+        """`Date.prototype.toISOString()` (what JSON shows)."""
+        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=int(self.ms))
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+class JsMap(dict):  # type: ignore[type-arg]
+    """A JavaScript `Map` (YAML `!!omap`); String() gives `[object Map]`."""
+
+
+class JsSet(dict):  # type: ignore[type-arg]
+    """A JavaScript `Set` (YAML `!!set`), members as keys; String() gives `[object Set]`."""
 
 
 def js_number_str(value: float | int) -> str:
@@ -65,6 +87,16 @@ def js_string(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return js_number_str(value)
+    if isinstance(value, JsDate):
+        # Date's String() is in the local zone; the reference ran with TZ=UTC.
+        if not math.isfinite(value.ms):
+            return "Invalid Date"
+        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=int(value.ms))
+        return moment.strftime("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)")
+    if isinstance(value, JsMap):
+        return "[object Map]"
+    if isinstance(value, JsSet):
+        return "[object Set]"
     if isinstance(value, bytes):
         # A YAML `!!binary` value is a Node Buffer, whose String() decodes it as UTF-8.
         return value.decode("utf-8", "replace")

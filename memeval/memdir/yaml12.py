@@ -13,6 +13,7 @@ import base64
 import io
 import math
 import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -22,6 +23,7 @@ from ruamel.yaml.scanner import Scanner as _RuamelScanner
 from ruamel.yaml.scanner import ScannerError
 
 from memeval.errors import MemevalError
+from memeval.memdir.jsvalue import JsDate, JsMap, JsSet
 
 
 class YamlError(MemevalError):
@@ -227,6 +229,45 @@ def resolve_plain(text: str) -> Any:
     return text
 
 
+_TIMESTAMP = re.compile(
+    r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})"
+    r"(?:(?:t|T|[ \t]+)([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2}(\.[0-9]+)?)"
+    r"(?:[ \t]*(Z|[-+][012]?[0-9](?::[0-9]{2})?))?)?"
+)
+
+
+def _timestamp(text: str) -> JsDate:
+    """`!!timestamp` as `yaml` resolves it (Date.UTC, then the zone offset)."""
+    m = _TIMESTAMP.fullmatch(text)
+    if m is None:
+        raise YamlError(f"!!timestamp expects a date, starting with yyyy-mm-dd: {text!r}")
+    year, month, day = int(m[1]), int(m[2]), int(m[3])
+    hour, minute = int(m[4] or 0), int(m[5] or 0)
+    second = float(m[6] or 0)
+    millis = int((m[7] + "00")[1:4]) if m[7] else 0
+    # Date.UTC lets fields overflow into the next unit: count from the month's first day.
+    months = year * 12 + (month - 1)
+    y, mo = divmod(months, 12)
+    try:
+        first = datetime(y, mo + 1, 1, tzinfo=UTC)
+    except ValueError:
+        return JsDate(math.nan)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    ms = (first - epoch) // timedelta(milliseconds=1)
+    ms += (day - 1) * 86_400_000 + hour * 3_600_000 + minute * 60_000
+    ms += int(second) * 1000 + millis
+    zone = m[8]
+    if zone and zone != "Z":
+        sign = -1 if zone[0] == "-" else 1
+        parts = [int(p) for p in zone[1:].split(":")]
+        minutes = parts[0] * 60 + parts[1] if len(parts) > 1 else parts[0]
+        # yaml's quirk: a sexagesimal value under 30 is taken as hours.
+        if minutes < 30:
+            minutes *= 60
+        ms -= sign * minutes * 60_000
+    return JsDate(float(ms))
+
+
 def _resolve_tagged(tag: str, text: str) -> Any:
     """A scalar with an explicit tag; unknown tags fall back to the string."""
     if tag in ("!", _TAG + "str"):
@@ -238,6 +279,8 @@ def _resolve_tagged(tag: str, text: str) -> Any:
         _TAG + "float": (_FLOAT_NAN, _FLOAT_EXP, _FLOAT),
     }.get(tag)
     if tests is None:
+        if tag == _TAG + "timestamp":
+            return _timestamp(text)
         if tag == _TAG + "binary":
             # Node decodes `!!binary` into a Buffer; base64 decoding there is lenient.
             cleaned = re.sub(r"[^A-Za-z0-9+/]", "", text)
@@ -332,17 +375,28 @@ def parse_yaml(text: str) -> Any:
             add(value, event.anchor)
         elif isinstance(event, ev.SequenceStartEvent):
             seq: list[Any] = []
+            if _expand_tag(str(event.tag or "")) == _TAG + "omap":
+                seq = _OmapList()
             if event.anchor:
                 anchors[event.anchor] = seq
             stack.append(["seq", seq, event.anchor])
         elif isinstance(event, ev.SequenceEndEvent):
             frame = stack.pop()
-            anchor = frame[2]
-            add(frame[1], None)
-            if anchor:
-                anchors[anchor] = frame[1]
+            value = frame[1]
+            if isinstance(value, _OmapList):
+                # `!!omap` on a sequence of single-pair mappings becomes a JavaScript Map.
+                omap = JsMap()
+                for item in value:
+                    if isinstance(item, dict):
+                        omap.update(item)
+                value = omap
+            add(value, None)
+            if frame[2]:
+                anchors[frame[2]] = value
         elif isinstance(event, ev.MappingStartEvent):
             mapping: dict[str, Any] = {}
+            if _expand_tag(str(event.tag or "")) == _TAG + "set":
+                mapping = JsSet()
             if event.anchor:
                 anchors[event.anchor] = mapping
             stack.append(["map", mapping, _NO_KEY, set(), event.anchor])
@@ -364,8 +418,13 @@ def _restore_breaks(value: Any) -> Any:
     if isinstance(value, list):
         return [_restore_breaks(v) for v in value]
     if isinstance(value, dict):
-        return {_show(k): _restore_breaks(v) for k, v in value.items()}
+        restored = {_show(k): _restore_breaks(v) for k, v in value.items()}
+        return type(value)(restored) if type(value) is not dict else restored
     return value
+
+
+class _OmapList(list):  # type: ignore[type-arg]
+    """Items of a `!!omap` sequence until it ends."""
 
 
 class _NoKey:

@@ -1,0 +1,89 @@
+"""JavaScript string and number semantics (expected values printed by Node 20)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memeval.memdir.jsvalue import JsDate, JsMap, JsSet, js_number_str, js_string, js_truthy
+from memeval.memdir.text import js_trim, utf8_len, utf16_last_index_of, utf16_len, utf16_slice
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1e21, "1e+21"),
+        (1e-7, "1e-7"),
+        (123.456, "123.456"),
+        (0.1, "0.1"),
+        (1.5e-7, "1.5e-7"),
+        (2**53 + 1, "9007199254740992"),
+        (100, "100"),
+        (1.0, "1"),
+        (-0.0, "0"),
+        (1e300, "1e+300"),
+        (5e-324, "5e-324"),
+        (0.000001, "0.000001"),
+        (1234567890123456789012, "1.2345678901234568e+21"),
+        (-1.5e-10, "-1.5e-10"),
+        (0.1 + 0.2, "0.30000000000000004"),
+        (1 / 3, "0.3333333333333333"),
+        (123e-20, "1.23e-18"),
+        (2**70, "1.1805916207174113e+21"),
+        (float("inf"), "Infinity"),
+        (float("-inf"), "-Infinity"),
+        (float("nan"), "NaN"),
+    ],
+)
+def test_numbers_print_as_javascript_prints_them(value: float, text: str) -> None:
+    assert js_number_str(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        ([1, [2, None], {}], "1,2,,[object Object]"),
+        ({"a": 1}, "[object Object]"),
+        (True, "true"),
+        ([], ""),
+        (b"hello", "hello"),
+        (JsMap(a=1), "[object Map]"),
+        (JsSet(a=None), "[object Set]"),
+        (JsDate(1704067200000.0), "Mon Jan 01 2024 00:00:00 GMT+0000 (Coordinated Universal Time)"),
+    ],
+)
+def test_values_stringify_as_javascript(value: object, text: str) -> None:
+    assert js_string(value) == text
+
+
+@pytest.mark.parametrize("value", [None, False, 0, -0.0, float("nan"), ""])
+def test_falsy_values(value: object) -> None:
+    assert not js_truthy(value)
+
+
+@pytest.mark.parametrize("value", [[], {}, "0", " ", float("inf"), True, b""])
+def test_truthy_values(value: object) -> None:
+    assert js_truthy(value)
+
+
+def test_utf16_length_counts_astral_characters_twice() -> None:
+    assert utf16_len("a😀é") == 4
+    assert len("a😀é") == 3
+
+
+def test_utf16_slice_can_split_a_surrogate_pair_like_javascript() -> None:
+    assert utf16_slice("a😀b", 0, 2) == "a\ud83d"
+    assert utf16_len("a\ud83d") == 2
+    assert utf16_last_index_of("ab\ncd\n", "\n", 4) == 2
+    assert utf16_last_index_of("😀\nx", "\n", 5) == 2
+
+
+def test_trim_is_javascripts_not_pythons() -> None:
+    # U+FEFF is JS whitespace; U+0085 and U+001C..U+001F are only Python whitespace.
+    assert js_trim("\ufeff x \u3000") == "x"
+    assert js_trim("\x85x\x1c") == "\x85x\x1c"
+    assert "\x85x\x1c".strip() == "x"
+
+
+def test_utf8_length_counts_lone_surrogates_as_replacement_characters() -> None:
+    assert utf8_len("é😀") == 6
+    assert utf8_len("\ud83d") == 3
