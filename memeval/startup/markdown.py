@@ -111,8 +111,7 @@ def _text_runs(tokens: list[Token]) -> Iterator[str]:
             containers.append(token.type)
         elif token.nesting == -1 and token.type in ("list_item_close", "blockquote_close"):
             containers.pop()
-        if token.type in ("fence", "code_block"):
-            continue
+        # Fences and indented code have no inline children, so they are never scanned.
         if token.type == "html_block":
             yield from _comment_residue(token.content)
             continue
