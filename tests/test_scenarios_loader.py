@@ -353,3 +353,21 @@ def test_the_documented_full_example_loads(tmp_path: Path) -> None:
     assert scenario.turns[1].answer == "reversible, batched"
     assert scenario.turns[1].tags == ("reviewer",)
     assert "notes/tiny.md" in scenario.project.candidates()
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("id: &x [*x]\n", "1: a recursive alias (an anchor used inside itself); write the "
+                      "value out"),
+    ("id: " + "[" * 100 + "]" * 100 + "\n", "1: nested deeper than 64 levels"),
+])
+def test_hostile_yaml_is_an_error_not_a_crash(suite: Path, text: str, message: str) -> None:
+    assert _errors(suite, text) == [message]
+
+
+def test_alias_bombs_stay_cheap(suite: Path) -> None:
+    """Aliases are shared, not expanded, so a billion-laughs file loads (and fails) fast."""
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"{chr(97 + i)}: &{chr(97 + i)} [{', '.join(['*' + chr(96 + i)] * 10)}]"
+              for i in range(1, 9)]
+    errors = _errors(suite, "\n".join(lines) + "\n")
+    assert any("unknown key 'a'" in e for e in errors)

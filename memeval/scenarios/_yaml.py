@@ -30,6 +30,7 @@ _INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
 _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
 _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+MAX_DEPTH = 64  # scenarios nest about 6 deep; more is a mistake or an attack
 
 
 @dataclass(slots=True)
@@ -51,14 +52,6 @@ class Node:
     @property
     def is_seq(self) -> bool:
         return isinstance(self.value, list)
-
-    def plain(self) -> Any:
-        """The value with all nodes unwrapped (for free-form parts such as flags)."""
-        if self.is_map:
-            return {k: v.plain() for k, v in self.value.items()}
-        if self.is_seq:
-            return [v.plain() for v in self.value]
-        return self.value
 
 
 class YamlSyntaxError(Exception):
@@ -93,30 +86,59 @@ def _scalar(node: yaml.ScalarNode) -> Any:
     return text
 
 
-def _convert(node: yaml.Node) -> Node:
-    line = node.start_mark.line + 1
-    if isinstance(node, yaml.ScalarNode):
-        return Node(_scalar(node), line)
-    if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(item) for item in node.value], line)
-    if isinstance(node, yaml.MappingNode):
-        items: dict[str, Node] = {}
-        key_lines: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key_line = key_node.start_mark.line + 1
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise YamlSyntaxError(key_line, "a mapping key must be a plain value")
-            key = str(key_node.value)
-            if key == "<<":
-                raise YamlSyntaxError(key_line, "merge keys (<<) are not supported")
-            if key in items:
-                raise YamlSyntaxError(
-                    key_line, f"key {key!r} appears twice (first on line {key_lines[key]}); "
-                    "keep one")
-            items[key] = _convert(value_node)
-            key_lines[key] = key_line
-        return Node(items, line, key_lines)
-    raise YamlSyntaxError(line, f"unsupported YAML node {type(node).__name__}")  # pragma: no cover
+class _Converter:
+    """Nodes to `Node`s, each YAML node once.
+
+    Aliases point at an already composed node; converting it once and sharing the
+    result keeps alias bombs (`&a [*b, *b, ...]` nested) linear, and a node met again
+    while it is still being converted is a recursive alias, which a scenario never needs.
+    """
+
+    def __init__(self) -> None:
+        self.done: dict[int, Node] = {}
+        self.active: set[int] = set()
+
+    def convert(self, node: yaml.Node, depth: int = 0) -> Node:
+        line = node.start_mark.line + 1
+        key = id(node)
+        if key in self.done:
+            return self.done[key]
+        if key in self.active:
+            raise YamlSyntaxError(line, "a recursive alias (an anchor used inside itself); "
+                                  "write the value out")
+        if depth > MAX_DEPTH:
+            raise YamlSyntaxError(line, f"nested deeper than {MAX_DEPTH} levels")
+        self.active.add(key)
+        try:
+            result = self._convert(node, line, depth)
+        finally:
+            self.active.discard(key)
+        self.done[key] = result
+        return result
+
+    def _convert(self, node: yaml.Node, line: int, depth: int) -> Node:
+        if isinstance(node, yaml.ScalarNode):
+            return Node(_scalar(node), line)
+        if isinstance(node, yaml.SequenceNode):
+            return Node([self.convert(item, depth + 1) for item in node.value], line)
+        if isinstance(node, yaml.MappingNode):
+            items: dict[str, Node] = {}
+            key_lines: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                key_line = key_node.start_mark.line + 1
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise YamlSyntaxError(key_line, "a mapping key must be a plain value")
+                key = str(key_node.value)
+                if key == "<<":
+                    raise YamlSyntaxError(key_line, "merge keys (<<) are not supported")
+                if key in items:
+                    raise YamlSyntaxError(
+                        key_line, f"key {key!r} appears twice (first on line "
+                        f"{key_lines[key]}); keep one")
+                items[key] = self.convert(value_node, depth + 1)
+                key_lines[key] = key_line
+            return Node(items, line, key_lines)
+        raise YamlSyntaxError(line, f"unsupported YAML node {type(node).__name__}")
 
 
 def parse(text: str) -> Node | None:
@@ -130,4 +152,6 @@ def parse(text: str) -> Node | None:
         raise YamlSyntaxError(line, f"not valid YAML: {problem}") from exc
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(None, f"not valid YAML: {exc}") from exc
-    return None if root is None else _convert(root)
+    except RecursionError:
+        raise YamlSyntaxError(None, "not valid YAML: nested too deeply") from None
+    return None if root is None else _Converter().convert(root)

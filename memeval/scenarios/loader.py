@@ -633,6 +633,11 @@ def load_many(paths: Iterable[str | Path] | str | Path, *,
         except ScenarioError as exc:
             errors.append(exc)
             continue
+        except Exception as exc:  # a loader bug must not end the run: record it, go on
+            errors.append(ScenarioError([ScenarioIssue(
+                str(path), None, "", f"internal error while loading ({type(exc).__name__}: "
+                f"{exc}); please report it")]))
+            continue
         if scenario.id in seen:
             errors.append(ScenarioError([ScenarioIssue(
                 str(path), _top_key_line(path, "id"), "id",
