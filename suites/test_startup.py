@@ -10,6 +10,7 @@ Oversized indexes are allowed here (large-memdir fixtures are built to be cut).
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -68,7 +69,7 @@ def test_startup_context_holds_the_index_and_no_topic_file(
 
 
 def test_recall_mode_leaves_the_index_out(env: StartupEnv) -> None:
-    recall = StartupEnv(**{**env.__dict__, "recall_mode": True})
+    recall = replace(env, recall_mode=True)
     context = startup_context_for(recall, today=TODAY)
     assert "MEMORY.md" not in context.text
     assert context.in_context == ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ def test_full_order_managed_user_project_local_automem_teammem(env: StartupEnv) 
     memdir = memory_dir_for(env)
     write(memdir / "MEMORY.md", "- [a](a.md) — hook")
     write(memdir / "team/MEMORY.md", "- [t](t.md) — team hook")
-    env = StartupEnv(**{**env.__dict__, "team_memory_enabled": True})
+    env = replace(env, team_memory_enabled=True)
     memdir_rel = str(memdir.relative_to(root))
     assert listing(env) == [
         ("etc/claude-code/CLAUDE.md", "Managed"),
@@ -201,7 +202,7 @@ def test_symlink_to_loaded_file_is_reloaded_by_the_faithful_quirk(env: StartupEn
     (env.cwd / ".claude").mkdir()
     os.symlink(env.cwd / "CLAUDE.md", env.cwd / ".claude/CLAUDE.md")
     assert [f.content for f in discover_memory_files(env)] == ["once", "once"]
-    hardened = StartupEnv(**{**env.__dict__, "quirk_symlink_reload": False})
+    hardened = replace(env, quirk_symlink_reload=False)
     assert [f.content for f in discover_memory_files(hardened)] == ["once"]
 
 
@@ -219,9 +220,9 @@ def test_additional_dirs_need_the_env_flag_and_have_no_local_file(
     write(extra / ".claude/CLAUDE.md", "extra dot")
     write(extra / ".claude/rules/r.md", "extra rule")
     write(extra / "CLAUDE.local.md", "never loaded")
-    off = StartupEnv(**{**env.__dict__, "additional_dirs": (extra,)})
+    off = replace(env, additional_dirs=(extra,))
     assert discover_memory_files(off) == []
-    on = StartupEnv(**{**off.__dict__, "additional_dirs_claude_md": True})
+    on = replace(off, additional_dirs_claude_md=True)
     assert [(f.content, f.type) for f in discover_memory_files(on)] == [
         ("extra", T.PROJECT),
         ("extra dot", T.PROJECT),
@@ -235,16 +236,16 @@ def test_auto_and_team_memory_flags(env: StartupEnv) -> None:
     write(memdir / "team/MEMORY.md", "- [b](b.md) — b")
     write(memdir / "a.md", "---\ndescription: topic\n---\nnever loaded at startup")
     assert [f.type for f in discover_memory_files(env)] == [T.AUTO_MEM]
-    team = StartupEnv(**{**env.__dict__, "team_memory_enabled": True})
+    team = replace(env, team_memory_enabled=True)
     assert [f.type for f in discover_memory_files(team)] == [T.AUTO_MEM, T.TEAM_MEM]
-    off = StartupEnv(**{**team.__dict__, "auto_memory_enabled": False})
+    off = replace(team, auto_memory_enabled=False)
     assert discover_memory_files(off) == []
 
 
 def test_memory_dir_override(env: StartupEnv, tmp_path: Path) -> None:
     memdir = tmp_path / "materialized"
     write(memdir / "MEMORY.md", "- [a](a.md) — a")
-    overridden = StartupEnv(**{**env.__dict__, "memory_dir": memdir})
+    overridden = replace(env, memory_dir=memdir)
     assert [f.path for f in discover_memory_files(overridden)] == [memdir / "MEMORY.md"]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -125,7 +126,7 @@ def test_topic_files_are_never_in_the_startup_context(env: StartupEnv) -> None:
 def test_recall_mode_leaves_the_index_out_and_nothing_is_reachable(env: StartupEnv) -> None:
     write_index(env, entry(1))
     (env.cwd / "CLAUDE.md").write_text("project rule")
-    recall = StartupEnv(**{**env.__dict__, "recall_mode": True})
+    recall = replace(env, recall_mode=True)
     context = startup_context_for(recall, today=TODAY)
     assert "MEMORY.md" not in context.text
     assert "project rule" in context.text
@@ -157,7 +158,7 @@ def test_reachability_follows_index_links(
 
 def test_team_memories_are_reachable_through_the_team_index(env: StartupEnv) -> None:
     write_index(env, "- [Deploys](deploys.md) — team deploy rules", name="team/MEMORY.md")
-    team = StartupEnv(**{**env.__dict__, "team_memory_enabled": True})
+    team = replace(env, team_memory_enabled=True)
     assert startup_reachable(team, "team/deploys.md")
     assert not startup_reachable(team, "deploys.md")
     assert not startup_reachable(env, "team/deploys.md")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -265,7 +266,7 @@ def test_external_includes_need_approval_except_for_user_files(
     outside = write(tmp_path / "outside/shared.md", "OUTSIDE")
     write(env.cwd / "CLAUDE.md", f"@{outside}")
     assert contents(env) == [f"@{outside}"]
-    approved = StartupEnv(**{**env.__dict__, "external_includes_approved": True})
+    approved = replace(env, external_includes_approved=True)
     assert contents(approved) == [f"@{outside}", "OUTSIDE"]
     write(env.config_home / "CLAUDE.md", f"@{outside}")
     (env.cwd / "CLAUDE.md").unlink()
@@ -286,7 +287,7 @@ def test_index_gets_no_include_processing(env: StartupEnv) -> None:
     memdir = memory_dir_for(env)
     write(memdir / "MEMORY.md", "- [a](a.md) — see @a.md")
     write(memdir / "a.md", "TOPIC")
-    external_ok = StartupEnv(**{**env.__dict__, "external_includes_approved": True})
+    external_ok = replace(env, external_includes_approved=True)
     assert contents(external_ok) == ["- [a](a.md) — see @a.md"]
 
 
