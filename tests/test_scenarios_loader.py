@@ -371,3 +371,26 @@ def test_alias_bombs_stay_cheap(suite: Path) -> None:
               for i in range(1, 9)]
     errors = _errors(suite, "\n".join(lines) + "\n")
     assert any("unknown key 'a'" in e for e in errors)
+
+
+@pytest.mark.parametrize("name", ["../memdirs/demo", "/etc", "demo/../../memdirs/demo"])
+def test_from_cannot_leave_the_fixture_folders(suite: Path, name: str) -> None:
+    errors = _errors(suite, _broken("from: demo", f"from: {name}"))
+    assert errors == [f"12: memdirs.project.from: {name!r} must name a folder under "
+                      f"{suite / 'memdirs'} (or next to the scenario), without '..' or an "
+                      "absolute path"]
+
+
+def test_symlinks_out_of_a_memdir_are_refused(suite: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not read")
+    (suite / "memdirs" / "demo" / "leak.md").symlink_to(secret)
+    (suite / "memdirs" / "demo" / "inside.md").symlink_to(suite / "memdirs" / "demo" /
+                                                          "testing.md")
+    errors = _errors(suite, GOOD)
+    assert errors == [f"12: memdirs.project.from: {suite / 'memdirs' / 'demo'}/leak.md is a "
+                      "symlink to a file outside the folder; copy the file in"]
+    (suite / "memdirs" / "demo" / "leak.md").unlink()
+    scenario = load(_write(suite, GOOD))
+    assert scenario.project.files["inside.md"].content == \
+        scenario.project.files["testing.md"].content

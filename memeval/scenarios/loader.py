@@ -66,9 +66,15 @@ def _filename_problem(name: str) -> str | None:
     return None
 
 
-def _read_folder(folder: Path) -> dict[str, bytes]:
-    """All regular files under `folder`, by posix path; hidden files are skipped."""
+def _read_folder(folder: Path) -> tuple[dict[str, bytes], list[str]]:
+    """All regular files under `folder` by posix path, and symlinks that leave it.
+
+    Hidden files are skipped; a symlink whose target is outside the folder is not
+    read (a fixture bundle must not pull in files from elsewhere on the machine).
+    """
     found: dict[str, bytes] = {}
+    outside: list[str] = []
+    root = folder.resolve()
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         base = Path(dirpath)
@@ -76,9 +82,13 @@ def _read_folder(folder: Path) -> dict[str, bytes]:
             if name.startswith("."):
                 continue
             path = base / name
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                outside.append(relative)
+                continue
             if path.is_file():
-                found[path.relative_to(folder).as_posix()] = path.read_bytes()
-    return found
+                found[relative] = path.read_bytes()
+    return found, outside
 
 
 @dataclass
@@ -139,7 +149,10 @@ def _memdir(ctx: _Context, node: Node | None, field: str, scope: str) -> MemdirS
             ctx.broken_scopes.add(scope)
         if source is not None:
             try:
-                folder_files = _read_folder(source)
+                folder_files, outside = _read_folder(source)
+                for name in outside:
+                    check.error(from_node.line, join(field, "from"), f"{source}/{name} is a "
+                                "symlink to a file outside the folder; copy the file in")
             except OSError as exc:
                 check.error(from_node.line, join(field, "from"), f"cannot read {source}: {exc}")
 
@@ -218,6 +231,10 @@ def _memdir(ctx: _Context, node: Node | None, field: str, scope: str) -> MemdirS
 
 
 def _resolve_from(ctx: _Context, name: str, line: int, field: str) -> Path | None:
+    if not name or os.path.isabs(name) or os.path.normpath(name).split(os.sep)[0] == "..":
+        ctx.check.error(line, field, f"{name!r} must name a folder under {ctx.memdirs_root} "
+                        "(or next to the scenario), without '..' or an absolute path")
+        return None
     tried = [ctx.memdirs_root / name, ctx.scenario_dir / name]
     for candidate in tried:
         if candidate.is_dir():
