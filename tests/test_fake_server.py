@@ -146,8 +146,11 @@ def test_batches_create_poll_and_results():
 
 
 def test_keyword_model_selects_by_overlap_most_shared_first():
-    picked = select_memories(select_body("deploy the database tests to staging"))
-    assert picked == ["deploy.md", "testing.md"]
+    # deploy.md shares deploy, staging, database; testing.md only test: below 60% of the best
+    assert select_memories(select_body("deploy the database tests to staging")) == ["deploy.md"]
+    # one shared word each (test; staging): both kept, ties in manifest order
+    assert select_memories(select_body("staging tests")) == ["testing.md", "deploy.md"]
+    assert select_memories(select_body("real database tests")) == ["testing.md"]
 
 
 def test_keyword_model_returns_empty_when_nothing_overlaps():

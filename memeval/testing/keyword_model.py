@@ -9,10 +9,12 @@ the query. The same request always gets the same answer.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
 MAX_PICKS = 5  # the selector contract: at most five memories
+KEEP_FRACTION = 0.6  # keep lines sharing at least this share of the best line's words
 RELEVANT_OVERLAP = 2  # shared words for the judge's `relevant`; one gives `acceptable`
 
 _STOPWORDS_TEXT = """
@@ -67,12 +69,13 @@ def select_memories(body: dict[str, Any]) -> list[str]:
         found = {m.group("filename"): m.group("desc") or "" for m in lines if m}
         if found:
             manifest = found
-    scored = []
-    for order, (filename, desc) in enumerate(manifest.items()):
-        overlap = len(query & (words(filename) | words(desc)))
-        if overlap:
-            scored.append((-overlap, order, filename))
-    return [filename for _, _, filename in sorted(scored)[:MAX_PICKS]]
+    overlaps = [(len(query & (words(filename) | words(desc))), order, filename)
+                for order, (filename, desc) in enumerate(manifest.items())]
+    best = max((o for o, _, _ in overlaps), default=0)
+    # like a cautious model: only the best-matching lines, never one shared word among many
+    floor = max(1, math.ceil(best * KEEP_FRACTION))
+    scored = sorted((-o, order, name) for o, order, name in overlaps if o >= floor)
+    return [filename for _, _, filename in scored[:MAX_PICKS]]
 
 
 def _grade(query: set[str], key: str, text: str) -> dict[str, str]:
