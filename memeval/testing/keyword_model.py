@@ -1,9 +1,9 @@
 """A deterministic stand-in for Claude: answers by word overlap, so offline runs mean something.
 
 It understands the two structured-output schemas memeval sends. For the selector
-schema it picks manifest lines sharing words with the query (most shared first, at
-most five); for the judge schema it grades each memory by the words it shares with
-the query. The same request always gets the same answer.
+schema it picks manifest lines sharing words with the query, only those near the
+best line (most shared first, at most five); for the judge schema it grades each
+memory by the words it shares with the query. The same request always gets the same answer.
 """
 
 from __future__ import annotations
