@@ -5,7 +5,8 @@ field), `load_many` keeps the good files of a suite, `materialize` writes a
 scenario's memory base to disk with exact mtimes, `generate` writes a seeded synthetic scenario.
 """
 
-from memeval.scenarios.generate import generate
+from memeval.scenarios.generate import Rendered, generate, render
+from memeval.scenarios.importers import ImportReport, import_locomo, import_longmemeval
 from memeval.scenarios.loader import LoadResult, expand_paths, load, load_many, loads
 from memeval.scenarios.materialize import MaterializedScenario, materialize
 from memeval.scenarios.schema import (
@@ -27,10 +28,12 @@ __all__ = [
     "CATEGORIES",
     "MODES",
     "AgentSpec",
+    "ImportReport",
     "LoadResult",
     "MaterializedScenario",
     "MemdirSpec",
     "MemoryFileSpec",
+    "Rendered",
     "Scenario",
     "ScenarioError",
     "ScenarioIssue",
@@ -38,8 +41,11 @@ __all__ = [
     "Turn",
     "expand_paths",
     "generate",
+    "import_locomo",
+    "import_longmemeval",
     "load",
     "load_many",
     "loads",
     "materialize",
+    "render",
 ]
