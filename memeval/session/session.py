@@ -19,6 +19,7 @@ from typing import Any
 from memeval.errors import MemevalError
 from memeval.labels import PROJECT_SCOPE, memory_key
 from memeval.memdir import (
+    MAX_MEMORY_LINES,
     MAX_SESSION_BYTES,
     MemoryHeader,
     SurfacedMemory,
@@ -148,6 +149,7 @@ class Session:
         self.compat = Compat.from_spec(compat)
         self.startup_context = startup_context
         self._attachments: list[dict[str, Any]] = []
+        self._surfaced_units = 0  # running sum over _attachments; recounting is slow
         self._read_file_state: dict[str, str] = {}
         self.turns: list[TurnRecord] = []
         self.compactions = 0
@@ -175,7 +177,7 @@ class Session:
     def surfaced_bytes(self) -> int:
         """Surfaced size as the system counts it: UTF-16 units of each content, note
         included, header excluded (SPEC §2.8)."""
-        return sum(utf16_len(m["content"]) for a in self._attachments for m in a["memories"])
+        return self._surfaced_units
 
     @property
     def read_file_state(self) -> Mapping[str, str]:
@@ -192,6 +194,7 @@ class Session:
         """Compaction: old attachments leave the transcript and the read-file state is
         cleared, so the surfaced set and the budget reset and memories may surface again."""
         self._attachments.clear()
+        self._surfaced_units = 0
         self._read_file_state.clear()
         self.compactions += 1
 
@@ -421,6 +424,7 @@ class Session:
                 "memories": [memory_attachment_entry(s.memory) for s in consumed],
             }
             self._attachments.append(attachment)
+            self._surfaced_units += sum(utf16_len(m["content"]) for m in attachment["memories"])
         record = replace(
             record,
             surfaced=tuple(consumed),
@@ -503,7 +507,7 @@ def _untruncate_exact_200(memory: SurfacedMemory) -> SurfacedMemory:
     surfaces whole without the truncation note."""
     from memeval.session.scan import exact_200_line_file
 
-    if not memory.truncated or not exact_200_line_file(str(memory.path)):
+    if memory.line_limit != MAX_MEMORY_LINES or not exact_200_line_file(str(memory.path)):
         return memory
     note_at = memory.content.rfind("\n\n> ")
     content = memory.content[:note_at] if note_at >= 0 else memory.content
