@@ -1,0 +1,90 @@
+"""`memeval inspect`: what one turn looks like from the inside."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memeval.errors import MemevalError
+
+EXAMPLES = """
+\b
+Examples:
+  memeval inspect fixtures/scenarios/a-django-shop.yaml            # every turn, bm25
+  memeval inspect SCENARIO --turn t3 --selector 'recency?k=3'
+  memeval inspect SCENARIO --startup                                # the startup context
+"""
+
+MARKS = {"relevant": "★", "acceptable": "~", "irrelevant": " "}
+
+
+def _render_turn(turn, record, labels) -> list[str]:  # type: ignore[no-untyped-def]
+    from memeval.labels import memory_key
+
+    out = [f"── turn {turn.id} [{labels.category}] ──", f"query: {turn.query}"]
+    if labels.why:
+        out.append(f"why:   {labels.why}")
+    out.append(f"gold:  relevant={sorted(labels.relevant) or '∅'} "
+               f"acceptable={sorted(labels.acceptable) or '∅'}")
+    if record.recent_tools:
+        out.append(f"recent tools: {', '.join(record.recent_tools)}")
+    if record.skipped:
+        out.append(f"recall skipped: {record.skipped}")
+    for search in record.dirs:
+        out.append(f"manifest of {search.scope} ({len(search.candidates)} candidates; "
+                   "★ relevant, ~ acceptable):")
+        for header, line in zip(search.candidates, search.manifest.splitlines(), strict=False):
+            mark = MARKS[labels.verdict_for(memory_key(search.scope, header.filename))]
+            out.append(f"  {mark} {line}")
+        out.append(f"selector answered: {list(search.raw_names)}"
+                   + (f"  ERROR: {search.error}" if search.error else ""))
+    for dropped in record.dropped:
+        out.append(f"dropped {dropped.name!r}: {dropped.reason}")
+    out.append(f"surfaced: {[s.key for s in record.surfaced] or 'nothing'}")
+    for error in record.errors:
+        out.append(f"error: {error}")
+    return out
+
+
+@click.command("inspect", epilog=EXAMPLES)
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--turn", "turn_id", metavar="ID", help="Show only this turn (earlier turns "
+              "still run, so the session state is right).")
+@click.option("-s", "--selector", "selector_spec", default="bm25", show_default=True,
+              metavar="SPEC", help="The selector to ask.")
+@click.option("--startup", is_flag=True,
+              help="Print the startup context (phase 1) the session begins with, then stop.")
+@click.option("--reminders", is_flag=True,
+              help="Also print the system reminders exactly as the main model receives them.")
+@click.option("--compat", type=click.Choice(["faithful", "hardened"]), default="faithful",
+              show_default=True, help="Quirk preset of the session.")
+def command(scenario: Path, turn_id: str | None, selector_spec: str, startup: bool,
+            reminders: bool, compat: str) -> None:
+    """Show a scenario turn by turn: manifest with gold labels, the pick, what surfaced."""
+    from memeval.evaluate import open_session, play_turn
+    from memeval.scenarios import load
+    from memeval.selectors import resolve_selector
+
+    try:
+        loaded = load(scenario)
+        selector = resolve_selector(selector_spec)
+    except MemevalError as exc:
+        raise click.ClickException(str(exc)) from None
+    if turn_id is not None and turn_id not in {t.id for t in loaded.turns}:
+        known = ", ".join(t.id for t in loaded.turns)
+        raise click.BadParameter(f"no turn {turn_id!r} in {scenario}; turns: {known}",
+                                 param_hint="--turn")
+    with open_session(loaded, selector, compat) as opened:  # type: ignore[arg-type]
+        if startup:
+            click.echo(opened.contexts[loaded.mode].text)
+            return
+        for turn in loaded.turns:
+            record = play_turn(opened.session, loaded, turn)
+            if turn_id is None or turn.id == turn_id:
+                click.echo("\n".join(_render_turn(turn, record, turn.labels)))
+                if reminders:
+                    click.echo("\n".join(record.system_reminders))
+                click.echo()
+            if turn.id == turn_id:
+                break

@@ -1,0 +1,41 @@
+"""Manifest-order shuffling, so a selector's order bias shows up as flips across repeats.
+
+The system always lists memories newest first; a selector that leans on position
+rather than content would pick differently when the same manifest is reordered.
+This wrapper reorders the candidates (and the manifest lines with them) with a seed
+derived from the turn and the repeat, so the shuffle is reproducible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import replace
+
+from memeval.memdir import format_memory_manifest
+from memeval.selectors.base import SelectionRequest, SelectionResult, Selector
+
+
+def shuffled_request(request: SelectionRequest, seed: int) -> SelectionRequest:
+    """The same request with candidates and manifest in a seeded random order."""
+    token = f"{seed}:{request.turn_id}:{request.repeat}:{request.memory_dir}"
+    rng = random.Random(hashlib.sha256(token.encode()).digest())
+    candidates = list(request.candidates)
+    rng.shuffle(candidates)
+    return replace(request, candidates=tuple(candidates),
+                   manifest=format_memory_manifest(candidates))
+
+
+class ShuffledManifestSelector:
+    """Wraps a selector; every request reaches it with the manifest shuffled."""
+
+    def __init__(self, inner: Selector, seed: int = 0) -> None:
+        self.inner = inner
+        self.seed = seed
+        self.name = inner.name
+
+    def select(self, request: SelectionRequest) -> SelectionResult:
+        return self.inner.select(shuffled_request(request, self.seed))
+
+    async def aselect(self, request: SelectionRequest) -> SelectionResult:
+        return await self.inner.aselect(shuffled_request(request, self.seed))

@@ -1,0 +1,175 @@
+"""The main job end to end on a small scenario: files written, scores sane, resume exact."""
+
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+
+import pytest
+
+from memeval.errors import MemevalError
+from memeval.evaluate import RunConfig, evaluate
+from memeval.results import CONFIG_FILE, INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
+from memeval.summary import summarize
+
+SCENARIO = textwrap.dedent("""\
+    id: tiny
+    description: a small shop with three memories
+    now: 2026-11-30T12:00:00Z
+    mode: recall
+    project_root: /home/dev/tiny
+    default_age_days: 3
+    memdirs:
+      project:
+        files:
+          testing.md:
+            content: |
+              ---
+              name: testing
+              description: run the test suite against a real postgres database, never sqlite
+              type: feedback
+              ---
+              Integration tests need the docker postgres service.
+          deploy.md:
+            age_days: 20
+            content: |
+              ---
+              name: deploy
+              description: production deploys go through the release train on thursdays
+              type: project
+              ---
+              Ask in #release before merging.
+          grafana.md:
+            content: |
+              ---
+              name: grafana
+              description: checkout latency dashboard lives in grafana under shop/checkout
+              type: reference
+              ---
+              https://grafana.example/d/checkout
+    turns:
+      - id: t1
+        query: how do I run the test suite against the database?
+        category: direct
+        why: testing.md states the database rule
+        relevant: [testing.md]
+      - id: t2
+        query: when can I ship this change to production?
+        category: direct
+        why: deploy.md holds the release rule
+        relevant: [deploy.md]
+      - id: t3
+        query: please rename this variable to something clearer
+        category: none
+        why: no memory is about naming
+        relevant: []
+""")
+
+
+@pytest.fixture
+def scenario_path(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(SCENARIO)
+    return path
+
+
+def _config(path, **kw):
+    return RunConfig(scenarios=(str(path),), selectors=("oracle", "none", "bm25"),
+                     concurrency=2, **kw)
+
+
+def _overall(summary, selector):
+    return next(r for r in summary["overall"] if r["selector"] == selector)
+
+
+def test_run_writes_the_run_folder_and_scores_the_baselines(tmp_path, scenario_path):
+    run_dir = tmp_path / "run"
+    outcome = evaluate(_config(scenario_path), run_dir, progress=False)
+    for name in (RESULTS_FILE, SUMMARY_FILE, CONFIG_FILE):
+        assert (run_dir / name).is_file(), name
+    assert not (run_dir / INCOMPLETE_MARKER).exists()
+    assert outcome.rows == 9  # 3 turns × 3 selectors × 1 judge
+    summary = json.loads((run_dir / SUMMARY_FILE).read_text())
+    oracle, none = _overall(summary, "oracle"), _overall(summary, "none")
+    assert oracle["precision"] == 1.0 and oracle["recall"] == 1.0
+    assert oracle["exact_match"] == 1.0
+    # none abstains: right on the turn with nothing relevant, a miss on the other two
+    assert none["recall"] == pytest.approx(1 / 3)
+    none_rows = [r for r in read_results(run_dir / RESULTS_FILE) if r["selector"] == "none"]
+    assert all(r["selected"] == [] for r in none_rows)
+    config = json.loads((run_dir / CONFIG_FILE).read_text())
+    assert config["config"]["selectors"] == ["oracle", "none", "bm25"]
+
+
+def test_summary_is_recomputable_from_results(tmp_path, scenario_path):
+    run_dir = tmp_path / "run"
+    evaluate(_config(scenario_path), run_dir, progress=False)
+    written = json.loads((run_dir / SUMMARY_FILE).read_text())
+    again = json.loads(json.dumps(summarize(read_results(run_dir / RESULTS_FILE),
+                                            run_dir=run_dir)))
+    for key in ("overall", "by_category", "per_turn", "counts"):
+        assert again[key] == written[key], key
+
+
+def test_rows_carry_the_record_the_model_saw(tmp_path, scenario_path):
+    run_dir = tmp_path / "run"
+    evaluate(_config(scenario_path), run_dir, progress=False)
+    row = next(r for r in read_results(run_dir / RESULTS_FILE)
+               if r["selector"] == "oracle" and r["turn_id"] == "t1")
+    assert row["selected"] == ["testing.md"]
+    assert row["verdicts"] == [{"key": "testing.md", "verdict": "relevant", "reason": row[
+        "verdicts"][0]["reason"]}]
+    reminder = row["record"]["system_reminders"][0]
+    assert reminder.startswith("<system-reminder>\nThis memory is 3 days old. ")
+    assert "real postgres database" in reminder
+    assert row["surfaced_bytes"] > 0
+
+
+def test_an_interrupted_run_resumes_to_the_same_rows(tmp_path, scenario_path):
+    full = tmp_path / "full"
+    evaluate(_config(scenario_path), full, progress=False)
+    expected = sorted(json.dumps({k: v for k, v in r.items() if k != "record"}, sort_keys=True)
+                      for r in read_results(full / RESULTS_FILE))
+
+    partial = tmp_path / "partial"
+    evaluate(_config(scenario_path), partial, progress=False)
+    results = partial / RESULTS_FILE
+    lines = results.read_bytes().splitlines(keepends=True)
+    results.write_bytes(b"".join(lines[:4]) + lines[4][:10])  # killed inside unit two
+    (partial / INCOMPLETE_MARKER).write_text("x")
+    outcome = evaluate(_config(scenario_path), partial, progress=False)
+    assert outcome.units_resumed == 1 and outcome.units_run == 2
+    got = sorted(json.dumps({k: v for k, v in r.items() if k != "record"}, sort_keys=True)
+                 for r in read_results(results))
+    assert got == expected
+    keys = [(r["selector"], r["turn_id"]) for r in read_results(results)]
+    assert len(keys) == len(set(keys))
+
+
+def test_resuming_with_another_config_is_refused(tmp_path, scenario_path):
+    run_dir = tmp_path / "run"
+    evaluate(_config(scenario_path), run_dir, progress=False)
+    with pytest.raises(MemevalError, match="different configuration"):
+        evaluate(_config(scenario_path, repeats=2), run_dir, progress=False)
+
+
+def test_a_broken_scenario_is_reported_and_the_rest_still_runs(tmp_path, scenario_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("id: broken\nturns: [}\n")
+    run_dir = tmp_path / "run"
+    outcome = evaluate(RunConfig(scenarios=(str(scenario_path), str(broken)),
+                                 selectors=("oracle",)), run_dir, progress=False)
+    assert outcome.rows == 3
+    assert any("broken.yaml" in e for e in outcome.scenario_errors)
+
+
+def test_repeats_with_shuffled_manifests_report_flip_rates(tmp_path, scenario_path):
+    run_dir = tmp_path / "run"
+    outcome = evaluate(RunConfig(scenarios=(str(scenario_path),), selectors=("bm25",),
+                                 repeats=3, shuffle_manifest=True), run_dir, progress=False)
+    assert outcome.rows == 9
+    repeats = outcome.summary["repeats"]
+    flips = [r["flip_rate"] for r in repeats["per_turn"]]
+    assert all(f is not None and not math.isnan(f) for f in flips)
+    assert repeats["pass_hat_k"][0]["selector"] == "bm25"
