@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from functools import cache
+from functools import cache, lru_cache
 
 import bm25s
 import Stemmer
@@ -25,6 +25,7 @@ DEFAULT_K = 5  # the session's cap (SPEC §2.6); more would be cut anyway
 # shared common word ("file", "config") surfaces a memory; above it real matches drop.
 DEFAULT_THRESHOLD = 2.0
 TRACE_TOP = 8  # scores shown in raw_output: enough to see why, short enough to read
+INDEX_CACHE_SIZE = 64  # distinct manifests kept indexed; one per memdir state in a run
 STOPWORDS = "en_plus"  # NLTK's list; bm25s's "en" keeps "how", "should", "what"
 
 # Filenames are slugs: `run-tests_locally.md` should read as three words.
@@ -48,19 +49,27 @@ def tokenize(texts: list[str]) -> list[list[str]]:
                           return_ids=False, show_progress=False)
 
 
-def bm25_scores(query: str, documents: list[str]) -> list[float]:
-    """BM25 score of each document for `query`; zeros when nothing can match."""
-    doc_tokens = tokenize(documents)
-    query_tokens = tokenize([query])[0]
-    if not query_tokens or not any(doc_tokens):
-        return [0.0] * len(documents)
+@lru_cache(maxsize=INDEX_CACHE_SIZE)
+def _index(documents: tuple[str, ...]) -> bm25s.BM25 | None:
+    """The BM25 index of one manifest; a session asks the same manifest many times."""
+    doc_tokens = tokenize(list(documents))
+    if not any(doc_tokens):
+        return None
     retriever = bm25s.BM25()
     with warnings.catch_warnings():
-        # bm25s divides by the mean length, which an all-empty corpus makes zero.
+        # bm25s divides by the mean length, which mostly-empty corpora make tiny.
         warnings.simplefilter("ignore", RuntimeWarning)
         retriever.index(doc_tokens, show_progress=False)
-        scores = retriever.get_scores(query_tokens)
-    return [float(s) for s in scores]
+    return retriever
+
+
+def bm25_scores(query: str, documents: list[str]) -> list[float]:
+    """BM25 score of each document for `query`; zeros when nothing can match."""
+    query_tokens = tokenize([query])[0]
+    retriever = _index(tuple(documents)) if query_tokens else None
+    if retriever is None:
+        return [0.0] * len(documents)
+    return [float(s) for s in retriever.get_scores(query_tokens)]
 
 
 @selector("bm25")
