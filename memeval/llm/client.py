@@ -293,48 +293,48 @@ class LLMClient:
             repeat: which repeat of the same request this is; repeats are cached apart.
             validate: checks the answer text; a problem makes it an error, not cached.
         """
-        if self.use_batches:
-            return self._batcher.submit(request, repeat, validate).result()
         key = request.key(repeat)
         found = self._lookup(request, key, validate)
         if found is not None:
             return found
+        if self.use_batches:  # free answers above come at once; the rest join a batch
+            return self._batcher.submit(request, repeat, validate).result()
         estimate, refused = self._admit(request, key, batch=False)
         if refused is not None:
             return refused
-        started = time.perf_counter()
-        try:
-            with self._thread_slots:
+        with self._thread_slots:
+            started = time.perf_counter()  # latency is the model's, not the queue's
+            try:
                 message = self.sync_client.messages.create(**sdk_kwargs(request.to_params()))
-        except Exception as exc:  # an API failure is recorded, never raised into the run
-            self.budget.settle(estimate, 0.0)
-            return self._fail(request, key, describe_exception(exc),
-                              latency=time.perf_counter() - started,
-                              request_id=_request_id_of(exc))
+            except Exception as exc:  # an API failure is recorded, never raised into the run
+                self.budget.settle(estimate, 0.0)
+                return self._fail(request, key, describe_exception(exc),
+                                  latency=time.perf_counter() - started,
+                                  request_id=_request_id_of(exc))
         return self._settled(request, key, message, estimate, started, validate)
 
     async def acomplete(self, request: LLMRequest, *, repeat: int = 0,
                         validate: Validator | None = None) -> LLMResponse:
         """Async twin of `complete`, limited by the per-loop semaphore."""
-        if self.use_batches:
-            return await asyncio.wrap_future(self._batcher.submit(request, repeat, validate))
         key = request.key(repeat)
         found = self._lookup(request, key, validate)
         if found is not None:
             return found
+        if self.use_batches:
+            return await asyncio.wrap_future(self._batcher.submit(request, repeat, validate))
         estimate, refused = self._admit(request, key, batch=False)
         if refused is not None:
             return refused
         client, slots = self._async_for_loop()
-        started = time.perf_counter()
-        try:
-            async with slots:
+        async with slots:
+            started = time.perf_counter()
+            try:
                 message = await client.messages.create(**sdk_kwargs(request.to_params()))
-        except Exception as exc:  # recorded, as in complete
-            self.budget.settle(estimate, 0.0)
-            return self._fail(request, key, describe_exception(exc),
-                              latency=time.perf_counter() - started,
-                              request_id=_request_id_of(exc))
+            except Exception as exc:  # recorded, as in complete
+                self.budget.settle(estimate, 0.0)
+                return self._fail(request, key, describe_exception(exc),
+                                  latency=time.perf_counter() - started,
+                                  request_id=_request_id_of(exc))
         return self._settled(request, key, message, estimate, started, validate)
 
     def _settled(self, request: LLMRequest, key: str, message: Any, estimate: float,
