@@ -260,7 +260,14 @@ class Registry(Generic[T]):
                 continue  # a builtin wins; a plugin cannot silently replace it
 
             def load(ep: importlib.metadata.EntryPoint = ep) -> Callable[..., Any]:
-                return ep.load()
+                try:
+                    return ep.load()  # type: ignore[no-any-return]
+                except Exception as exc:  # a broken plugin must name itself, not crash
+                    raise MemevalError(
+                        f"{self.kind} {ep.name!r} from entry point {ep.value!r} (group "
+                        f"{self.group!r}) failed to load: {type(exc).__name__}: {exc}; "
+                        "fix or uninstall the package that provides it"
+                    ) from exc
 
             self._entries[ep.name] = _Entry(name=ep.name, loader=load,
                                             origin=f"entry point {ep.value}")

@@ -218,3 +218,16 @@ def test_third_party_selector_from_an_entry_point(
     assert built.name == "longest?k=2" and built.k == 2
     with pytest.raises(MemevalError, match=r"valid parameters of 'longest': k \(int"):
         reg.resolve("longest?n=2")
+
+
+def test_a_broken_plugin_names_itself(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dist = tmp_path / "broken_sel-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-sel\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[memeval.test-selectors]\nbroken = no_such_module_xyz:Thing\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg = _fresh()
+    assert "broken" in reg.available()  # listing does not import plugins
+    with pytest.raises(MemevalError, match=r"'no_such_module_xyz:Thing'.*failed to load"):
+        reg.resolve("broken")
