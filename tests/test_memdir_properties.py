@@ -61,7 +61,8 @@ def test_scan_never_yields_memory_md_and_manifest_has_one_line_per_header(
         lines = manifest.split("\n") if headers else []
         assert len(lines) == len(headers)
         for header, line in zip(headers, lines, strict=True):
-            assert line.startswith("- [user] " + header.filename + " (")
+            tag = f"[{header.type}] " if header.type else ""
+            assert line.startswith(f"- {tag}{header.filename} (")
         assert [h.mtime_ms for h in headers] == sorted((h.mtime_ms for h in headers), reverse=True)
 
 
