@@ -13,8 +13,9 @@ import asyncio
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memeval.errors import MemevalError
 from memeval.labels import PROJECT_SCOPE, memory_key
@@ -59,6 +60,9 @@ from memeval.session.tools import (
     recent_successful_tools,
 )
 from memeval.usage import ZERO_USAGE, Usage
+
+if TYPE_CHECKING:
+    from memeval.startup import StartupContext, StartupEnv
 
 AgentsArg = Mapping[str, AgentDefinition | str | None] | Iterable[AgentDefinition] | None
 
@@ -119,7 +123,11 @@ class Session:
             runs; off, the index sits in the startup context and no recall happens.
         compat: which faithful quirks are on (`Compat.faithful()` by default).
         startup_context: the startup context the session began with, if known
-            (phase 1; `memeval.startup` computes it).
+            (phase 1), as a `memeval.startup.StartupContext` or plain text.
+        startup_env: the phase-1 roots; when given (and `startup_context` is not), the
+            session computes its startup context from it, in the session's own mode
+            and auto-memory setting and with the session's project memdir, once at
+            start and again after each compaction, as the system does.
     """
 
     def __init__(
@@ -135,7 +143,8 @@ class Session:
         prefetch_enabled: bool = True,
         recall_mode: bool = True,
         compat: Compat | str | None = None,
-        startup_context: str | None = None,
+        startup_context: StartupContext | str | None = None,
+        startup_env: StartupEnv | None = None,
     ) -> None:
         self.memory_base = Path(memory_base)
         self.project_root = Path(project_root)
@@ -147,7 +156,10 @@ class Session:
         self.prefetch_enabled = prefetch_enabled
         self.recall_mode = recall_mode
         self.compat = Compat.from_spec(compat)
+        self.startup_env = startup_env
         self.startup_context = startup_context
+        if startup_context is None and startup_env is not None:
+            self.startup_context = self.compute_startup_context()
         self._attachments: list[dict[str, Any]] = []
         self._surfaced_units = 0  # running sum over _attachments; recounting is slow
         self._read_file_state: dict[str, str] = {}
@@ -162,6 +174,22 @@ class Session:
     def agent_memory_dir(self, agent_type: str, scope: str) -> Path:
         return Path(agent_memory_dir(agent_type, scope, memory_base=self.memory_base,
                                      cwd=self.cwd))
+
+    def compute_startup_context(self) -> StartupContext:
+        """Phase 1 for this session: one mode flag and one memdir for both phases."""
+        from memeval.startup import startup_context_for
+
+        if self.startup_env is None:
+            raise MemevalError("Session.compute_startup_context: no startup_env was given; "
+                               "pass startup_env=StartupEnv(...) to the Session")
+        env = replace(
+            self.startup_env,
+            recall_mode=self.recall_mode,
+            auto_memory_enabled=self.auto_memory_enabled,
+            memory_dir=self.startup_env.memory_dir or self.project_memory_dir,
+        )
+        today = datetime.fromtimestamp(self.now_ms / 1000, UTC).date()
+        return startup_context_for(env, today=today)
 
     @property
     def attachments(self) -> tuple[dict[str, Any], ...]:
@@ -192,11 +220,14 @@ class Session:
 
     def compact(self) -> None:
         """Compaction: old attachments leave the transcript and the read-file state is
-        cleared, so the surfaced set and the budget reset and memories may surface again."""
+        cleared, so the surfaced set and the budget reset and memories may surface again;
+        the startup context is computed afresh."""
         self._attachments.clear()
         self._surfaced_units = 0
         self._read_file_state.clear()
         self.compactions += 1
+        if self.startup_env is not None:
+            self.startup_context = self.compute_startup_context()
 
     # ------------------------------------------------------------------ turns
     def turn(
