@@ -343,3 +343,11 @@ def test_single_calls_are_gathered_into_one_batch_when_batching():
         ["testing.md"], ["role.md"], []]
     assert lone.record.source == "batch" and json.loads(lone.text)["selected_memories"] == [
         "role.md"]
+
+
+def test_client_is_a_context_manager_and_reopens_after_close():
+    with FakeMessagesServer() as server, client(server) as door:
+        assert door.complete(request()).ok
+        door.close()
+        assert door.complete(request(), repeat=1).ok
+    assert len(server.message_requests()) == 2

@@ -159,6 +159,19 @@ class LLMClient:
                 self._async[loop] = pair
             return pair
 
+    def close(self) -> None:
+        """Close the sync SDK client's connections (async ones close with their loop)."""
+        with self._lock:
+            if self._sync is not None:
+                self._sync.close()
+                self._sync = None
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def _secrets(self) -> tuple[str, ...]:
         values = (self._api_key, os.environ.get("ANTHROPIC_API_KEY"),
                   os.environ.get("ANTHROPIC_AUTH_TOKEN"))
