@@ -23,6 +23,14 @@ def test_generate_writes_a_loadable_scenario(tmp_path: Path) -> None:
     assert runner.invoke(generate_command, [*args, "--force"]).exit_code == 0
 
 
+def test_generate_with_agents(tmp_path: Path) -> None:
+    result = CliRunner().invoke(generate_command, ["--files", "30", "--turns", "20",
+                                                   "--agents", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    scenario = load(tmp_path / "scenarios" / "synthetic-s0-f30-t20.yaml")
+    assert sorted(scenario.agents) == ["code-reviewer", "test-writer"]
+
+
 def test_generate_rejects_bad_sizes_in_one_line(tmp_path: Path) -> None:
     result = CliRunner().invoke(generate_command, ["--files", "0", "--out", str(tmp_path)])
     assert result.exit_code == 2

@@ -26,6 +26,10 @@ STOPWORDS = frozenset((
 ))
 
 
+# sha256 of render(1, 40, 30): the scenario text, then each file's name and bytes
+GOLDEN_DIGEST = "c6efa257d30f1f927cba168bf393302240c7b546200c1d791e8b52648b5f09f7"
+
+
 def _words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9]+", text.lower())) - STOPWORDS
 
@@ -78,12 +82,17 @@ def _check_labels(path: Path, tmp_path: Path) -> None:
     headers = scan_memory_files(out.project_dir)
     newest = {h.filename for h in headers}  # the scan keeps the newest 200
     by_name = {h.filename: h for h in headers}
+    for agent_type, folder in out.agent_dirs.items():
+        for header in scan_memory_files(folder):
+            newest.add(f"@{agent_type}/{header.filename}")
+            by_name[f"@{agent_type}/{header.filename}"] = header
     descriptions = {}
-    for name in scenario.project.candidates():
-        text = files[name].content
-        match = re.search(r"^description: (.*)$", text, re.M)
-        assert match, name
-        descriptions[name] = match.group(1)
+    for key in scenario.memory_keys():
+        spec = scenario.file_for_key(key)
+        assert spec is not None
+        match = re.search(r"^description: (.*)$", spec.content, re.M)
+        assert match, key
+        descriptions[key] = match.group(1)
     # MEMORY.md links every memory exactly once, and nothing else
     links = re.findall(r"\]\(([^)]+)\)", files["MEMORY.md"].content)
     assert sorted(links) == sorted(scenario.project.candidates())
@@ -121,6 +130,11 @@ def _check_labels(path: Path, tmp_path: Path) -> None:
             assert (twin in newest) == (category == "stale")
         if category == "keyword-trap":
             assert any(_words(turn.query) & _words(d) for d in descriptions.values())
+        if category == "agent-scope":
+            agent_type, name = key[1:].split("/", 1)
+            assert turn.query.startswith(f"@agent-{agent_type} ")
+            # the tempting project memory on the same entity and topic exists
+            assert any(f.rsplit("/", 1)[-1] == name for f in files)
         if category in ("direct", "already-surfaced"):
             entity = re.search(r"([a-z]+-[a-z]+(?:-[a-z0-9]+)?)", key.rsplit("/", 1)[-1])
             assert entity and entity.group(1).split("-")[0] in turn.query
@@ -144,6 +158,27 @@ def test_small_scenario_labels_hold(tmp_path: Path) -> None:
                     for n, f in scenario.project.files.items() if n != "MEMORY.md")
     assert set(types) == {"user", "feedback", "project", "reference"}
     _check_labels(path, tmp_path)
+
+
+def test_agents_add_scoped_memdirs_and_turns(tmp_path: Path) -> None:
+    path = generate(8, 80, 60, tmp_path / "gen", agents=4)
+    scenario = load(path)
+    assert [(a.type, a.scope) for a in scenario.agents.values()] == [
+        ("code-reviewer", "user"), ("test-writer", "project"), ("db-expert", "local"),
+        ("security-auditor", "user")]
+    assert all(a.memdir and "MEMORY.md" in a.memdir.files for a in scenario.agents.values())
+    assert sum(t.labels.category == "agent-scope" for t in scenario.turns) >= 3
+    _check_labels(path, tmp_path)
+
+
+def test_no_agents_leaves_the_output_as_it_was() -> None:
+    """The seed contract: this digest changes only when the generator is changed on purpose."""
+    rendered = render(1, 40, 30)
+    digest = hashlib.sha256(rendered.scenario_text.encode())
+    for name in sorted(rendered.files):
+        digest.update(name.encode() + rendered.files[name][0])
+    assert digest.hexdigest() == GOLDEN_DIGEST
+    assert rendered.agent_files == {}
 
 
 def test_large_scenario_keeps_targets_inside_the_cut(tmp_path: Path) -> None:

@@ -326,3 +326,12 @@ FOLLOW_UP_TEMPLATES = (
     "ok, next the {noun2} of {entity}; the {noun1} part is clear already",
 )
 TOOL_TEMPLATES = ("I just used the tool; {question}",)
+
+# Agents for `agent-scope` turns, and the memory scopes they get in turn.
+AGENT_TYPES = ("code-reviewer", "test-writer", "db-expert", "security-auditor",
+               "docs-writer", "perf-tuner")
+AGENT_SCOPES = ("user", "project", "local")
+AGENT_TEMPLATES = (
+    "@agent-{agent} what do you check on the {noun} of {entity}?",
+    "@agent-{agent} review the {noun} change for {entity} please",
+)

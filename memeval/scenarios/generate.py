@@ -32,6 +32,7 @@ from memeval.scenarios.schema import DAY_MS, INDEX_FILENAME
 
 DEFAULT_NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 MAX_FILES = 100_000
+MAX_AGENTS = 20
 SCAN_CUT = 200  # the scanner keeps the newest 200 (SPEC §2.3)
 HOT_FILES = 150  # above the cut, turn targets are this many newest files
 COMPACT_EVERY = 25  # turns between compactions, so the 60 KB budget never stops recall
@@ -72,6 +73,13 @@ class _ToolUnit:
 
 
 @dataclass
+class _AgentUnit:
+    type: str
+    scope: str
+    files: list[tuple[str, str, _File]] = field(default_factory=list)  # entity, slug, file
+
+
+@dataclass
 class _Turn:
     category: str
     query: str
@@ -87,10 +95,12 @@ _TOPIC = {slug: (noun, details) for slug, noun, details in V.TOPICS}
 class _Builder:
     """All random choices of one generation, drawn in a fixed order from one seed."""
 
-    def __init__(self, seed: int, files: int, turns: int) -> None:
+    def __init__(self, seed: int, files: int, turns: int, agents: int = 0) -> None:
         self.rng = random.Random(seed)
         self.n_files = files
         self.n_turns = turns
+        self.n_agents = agents
+        self.agents: list[_AgentUnit] = []
         self.large = files > SCAN_CUT
         self.files: list[_File] = []
         self.entities: list[_EntityUnit] = []
@@ -217,10 +227,42 @@ class _Builder:
         used_hot = sum(f.hot for f in self.files)
         self._entity_units(hot - used_hot, hot=True)
         self._entity_units(self.n_files - len(self.files), hot=False)
+        for number in range(self.n_agents):  # drawn last: agents=0 keeps older outputs
+            self._agent_unit(number)
+
+    def _agent_unit(self, number: int) -> None:
+        """An agent memdir whose notes sit on (entity, topic) pairs the project also has,
+        so the project memory is the tempting but out-of-scope one."""
+        base = V.AGENT_TYPES[number % len(V.AGENT_TYPES)]
+        rounds = number // len(V.AGENT_TYPES)
+        agent = _AgentUnit(f"{base}-{rounds + 1}" if rounds else base,
+                           V.AGENT_SCOPES[number % len(V.AGENT_SCOPES)])
+        pairs = [(u.entity, slug) for u in self.entities for slug, _ in u.files]
+        taken: set[str] = set()
+        for _ in range(self.rng.randint(3, 8)):
+            if pairs:
+                entity, slug = self.rng.choice(pairs)
+            else:
+                entity, slug = self._entity(), self.rng.choice(V.TOPICS)[0]
+            name = f"{entity}-{slug}.md"
+            if name in taken:
+                continue
+            taken.add(name)
+            noun, details = _TOPIC[slug]
+            detail = self.rng.choice(details)
+            description = f"{agent.type} checklist for {entity} {noun} — {detail}"
+            agent.files.append((entity, slug, _File(
+                name, "feedback", f"{agent.type} on {entity} {noun}", description,
+                self._body(f"when reviewing {entity}, the {noun}: {detail}"),
+                age_range=(0, 90) if self.large else (0, 720))))
+        self.agents.append(agent)
+
+    def all_files(self) -> list[_File]:
+        return self.files + [f for a in self.agents for _, _, f in a.files]
 
     def assign_mtimes(self, now_ms: int) -> None:
         taken: set[int] = set()
-        for file in self.files:
+        for file in self.all_files():
             low, high = file.age_range
             while True:
                 age = self.rng.randrange(int(low * DAY_MS), int(high * DAY_MS))
@@ -239,6 +281,8 @@ class _Builder:
             "large-memdir" if self.large else "stale": self._stale,
             "none": self._none, "keyword-trap": self._trap,
         }
+        if self.agents:
+            makers["agent-scope"] = self._agent_scope
         turns: list[_Turn] = []
         since_compact = 0
         while len(turns) < self.n_turns:
@@ -357,6 +401,19 @@ class _Builder:
         return [_Turn("stale", query, f"{unit.new.path} replaced the older "
                       f"{unit.old.path}, which now misleads", [unit.new.path])]
 
+    def _agent_scope(self, used: set[str], left: int) -> list[_Turn] | None:
+        pool = [(a, e, s, f) for a in self.agents for e, s, f in a.files
+                if f"@{a.type}/{f.path}" not in used]
+        if not pool:
+            return None
+        agent, entity, slug, file = self.rng.choice(pool)
+        noun = _TOPIC[slug][0]
+        query = self.rng.choice(V.AGENT_TEMPLATES).format(agent=agent.type, noun=noun,
+                                                          entity=entity)
+        return [_Turn("agent-scope", query, f"only {agent.type}'s memory holds its checklist "
+                      f"for the {noun} of {entity}; project memories are out of scope",
+                      [f"@{agent.type}/{file.path}"])]
+
     def _none(self, used: set[str], left: int) -> list[_Turn] | None:
         return [_Turn("none", self.rng.choice(V.NONE_QUERIES),
                       "a general question; no memory is about it", [])]
@@ -395,8 +452,20 @@ def _index_text(files: list[_File]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _agent_dirname(scenario_id: str, agent_type: str) -> str:
+    return f"{scenario_id}-agent-{agent_type}"
+
+
+def _mtimes_block(indent: str, files: list[_File], index_ms: int) -> list[str]:
+    lines = [f"{indent}{INDEX_FILENAME}: {{mtime: {_iso(index_ms)}}}"]
+    lines += [f"{indent}{_q(f.path)}: {{mtime: {_iso(f.mtime_ms)}}}"
+              for f in sorted(files, key=lambda f: f.path)]
+    return lines
+
+
 def _scenario_text(scenario_id: str, seed: int, now: datetime, files: list[_File],
-                   index_ms: int, turns: list[_Turn]) -> str:
+                   index_ms: int, turns: list[_Turn],
+                   agents: list[_AgentUnit] | None = None) -> str:
     out = [
         f"# Generated by `memeval generate --seed {seed} --files {len(files)} "
         f"--turns {len(turns)}`; gold labels hold by construction.",
@@ -409,10 +478,14 @@ def _scenario_text(scenario_id: str, seed: int, now: datetime, files: list[_File
         "  project:",
         f"    from: {scenario_id}",
         "    mtimes:",
-        f"      {INDEX_FILENAME}: {{mtime: {_iso(index_ms)}}}",
     ]
-    out += [f"      {_q(f.path)}: {{mtime: {_iso(f.mtime_ms)}}}"
-            for f in sorted(files, key=lambda f: f.path)]
+    out += _mtimes_block("      ", files, index_ms)
+    if agents:
+        out.append("agents:")
+        for agent in agents:
+            out += [f"  {agent.type}:", f"    scope: {agent.scope}", "    memdir:",
+                    f"      from: {_agent_dirname(scenario_id, agent.type)}", "      mtimes:"]
+            out += _mtimes_block("        ", [f for _, _, f in agent.files], index_ms)
     out.append("turns:")
     for number, turn in enumerate(turns, 1):
         out += [f"  - id: t{number}", f"    query: {_q(turn.query)}",
@@ -433,15 +506,17 @@ class Rendered:
         scenario_id: the scenario's id.
         scenario_text: the scenario YAML.
         files: path relative to the memdir -> (bytes, mtime in ms), `MEMORY.md` included.
+        agent_files: memdir folder name -> its files, likewise, one per agent.
     """
 
     scenario_id: str
     scenario_text: str
     files: dict[str, tuple[bytes, int]]
+    agent_files: dict[str, dict[str, tuple[bytes, int]]] = field(default_factory=dict)
 
 
 def render(seed: int, files: int, turns: int, *, now: datetime = DEFAULT_NOW,
-           scenario_id: str | None = None) -> Rendered:
+           scenario_id: str | None = None, agents: int = 0) -> Rendered:
     """Build a synthetic scenario in memory (what `generate` writes); see `generate`."""
     if not 1 <= files <= MAX_FILES:
         raise MemevalError(f"files must be between 1 and {MAX_FILES}, got {files}")
@@ -451,20 +526,40 @@ def render(seed: int, files: int, turns: int, *, now: datetime = DEFAULT_NOW,
         raise MemevalError("now must be timezone-aware (UTC)")
     now = now.astimezone(UTC)
     scenario_id = scenario_id or f"synthetic-s{seed}-f{files}-t{turns}"
-    builder = _Builder(seed, files, turns)
+    if not 0 <= agents <= MAX_AGENTS:
+        raise MemevalError(f"agents must be between 0 and {MAX_AGENTS}, got {agents}")
+    builder = _Builder(seed, files, turns, agents)
     builder.build_files()
     now_ms = (now - _EPOCH) // timedelta(milliseconds=1)
     builder.assign_mtimes(now_ms)
     made = builder.build_turns()
     out = {f.path: (_memory_text(f).encode("utf-8"), f.mtime_ms) for f in builder.files}
     out[INDEX_FILENAME] = (_index_text(builder.files).encode("utf-8"), now_ms)
-    text = _scenario_text(scenario_id, seed, now, builder.files, now_ms, made)
-    return Rendered(scenario_id, text, out)
+    agent_out: dict[str, dict[str, tuple[bytes, int]]] = {}
+    for agent in builder.agents:
+        agent_files = [f for _, _, f in agent.files]
+        folder = {f.path: (_memory_text(f).encode("utf-8"), f.mtime_ms) for f in agent_files}
+        folder[INDEX_FILENAME] = (_index_text(agent_files).encode("utf-8"), now_ms)
+        agent_out[_agent_dirname(scenario_id, agent.type)] = folder
+    text = _scenario_text(scenario_id, seed, now, builder.files, now_ms, made, builder.agents)
+    return Rendered(scenario_id, text, out, agent_out)
+
+
+def _write_folder(folder: Path, content: dict[str, tuple[bytes, int]]) -> None:
+    made_dirs: set[Path] = set()
+    for name, (data, mtime_ms) in content.items():
+        path = folder / name
+        if path.parent not in made_dirs:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made_dirs.add(path.parent)
+        path.write_bytes(data)
+        ns = mtime_ns(mtime_ms)
+        os.utime(path, ns=(ns, ns))
 
 
 def generate(seed: int, files: int, turns: int, out: str | os.PathLike[str], *,
              now: datetime = DEFAULT_NOW, scenario_id: str | None = None,
-             overwrite: bool = False) -> Path:
+             agents: int = 0, overwrite: bool = False) -> Path:
     """Write a synthetic scenario and its memdir; return the scenario file.
 
     Writes `<out>/scenarios/<id>.yaml` and `<out>/memdirs/<id>/` (with `MEMORY.md`),
@@ -478,30 +573,29 @@ def generate(seed: int, files: int, turns: int, out: str | os.PathLike[str], *,
         out: the output folder.
         now: the scenario clock; mtimes are spread before it.
         scenario_id: default `synthetic-s<seed>-f<files>-t<turns>`.
+        agents: agents with their own memdirs (scopes user, project, local in turn),
+            which add `agent-scope` turns; 0 leaves the output as without agents.
         overwrite: replace an earlier output of the same id instead of refusing.
 
     Raises:
         MemevalError: sizes out of range, or the output exists and `overwrite` is off.
     """
-    rendered = render(seed, files, turns, now=now, scenario_id=scenario_id)
+    rendered = render(seed, files, turns, now=now, scenario_id=scenario_id, agents=agents)
     root = Path(out)
     scenario_path = root / "scenarios" / f"{rendered.scenario_id}.yaml"
     memdir = root / "memdirs" / rendered.scenario_id
-    if memdir.exists() or scenario_path.exists():
+    folders = {memdir: rendered.files}
+    folders.update({root / "memdirs" / name: content
+                    for name, content in rendered.agent_files.items()})
+    if scenario_path.exists() or any(folder.exists() for folder in folders):
         if not overwrite:
             raise MemevalError(f"{scenario_path} or {memdir} already exists; pick another "
                                "output folder or overwrite (--force)")
-        shutil.rmtree(memdir, ignore_errors=True)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
         scenario_path.unlink(missing_ok=True)
-    made_dirs: set[Path] = set()
-    for name, (data, mtime_ms) in rendered.files.items():
-        path = memdir / name
-        if path.parent not in made_dirs:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made_dirs.add(path.parent)
-        path.write_bytes(data)
-        ns = mtime_ns(mtime_ms)
-        os.utime(path, ns=(ns, ns))
+    for folder, content in folders.items():
+        _write_folder(folder, content)
     scenario_path.parent.mkdir(parents=True, exist_ok=True)
     scenario_path.write_bytes(rendered.scenario_text.encode("utf-8"))
     return scenario_path
