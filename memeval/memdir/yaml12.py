@@ -87,8 +87,27 @@ class _TabTolerantScanner(_RuamelScanner):  # type: ignore[misc]
             if self.scan_line_break():
                 if not self.flow_level:
                     self.allow_simple_key = True
+                else:
+                    self._check_flow_line_indent()
             else:
                 return
+
+    def _check_flow_line_indent(self) -> None:
+        """`yaml` rejects flow content continued at or left of the enclosing block's
+        indentation (`- [a,` / `b]`); closing brackets and comments may sit anywhere."""
+        reader = self.reader
+        offset = 0
+        while reader.peek(offset) == " ":
+            offset += 1
+        if reader.peek(offset) in "]}#\r\n\0":
+            return
+        if self.indent >= 0 and offset <= self.indent:
+            raise ScannerError(
+                "while scanning a flow collection",
+                None,
+                "continuation line is not indented",
+                reader.get_mark(),
+            )
 
     def _tab_is_separation(self) -> bool:
         if self.flow_level:
