@@ -34,21 +34,29 @@ import pytest
 from hypothesis import event, example, given, note, settings
 from hypothesis import strategies as st
 
-from memeval.memdir import (
-    MAX_MEMORY_BYTES,
-    MAX_MEMORY_LINES,
-    MAX_SESSION_BYTES,
-    TRUNCATION_NOTE,
-    agent_memory_dir,
-    project_memory_dir,
-    utf16_len,
-)
-from memeval.memdir.text import utf8_len
+from memeval.memdir import agent_memory_dir, project_memory_dir
 from memeval.selectors.base import SelectionRequest, SelectionResult
 from memeval.selectors.testing import AdversarialSelector, Move
-from memeval.session import MAX_SURFACED_PER_TURN, Compat, Session, TurnRecord
+from memeval.session import Compat, Session, TurnRecord
 
 PROFILE = settings.get_profile(os.environ.get("MEMEVAL_PROFILE", "ci"))
+
+# The limits as SPEC §2 states them, written here rather than imported, so a wrong
+# constant in the code is caught instead of silently moving the goalposts.
+MAX_SURFACED_PER_TURN = 5
+MAX_MEMORY_BYTES = 4096
+MAX_MEMORY_LINES = 200
+MAX_SESSION_BYTES = 60 * 1024
+TRUNCATION_NOTE = ("\n\n> This memory file was truncated ({limit}). "
+                   "Use the Read tool to view the complete file at: {path}")
+
+
+def utf8_len(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
 NOW_MS = 1_796_040_000_000.0  # 2026-12-01T12:00:00Z
 DAY_MS = 86_400_000
 
@@ -463,7 +471,7 @@ def test_at_most_five_memories_surface_per_turn(compat: Compat, case: Case) -> N
 
 def _before_note(content: str, path: str) -> str:
     for limit in (f"{MAX_MEMORY_BYTES} byte limit", f"first {MAX_MEMORY_LINES} lines"):
-        note_text = TRUNCATION_NOTE.format(limit=limit, tool="Read", path=path)
+        note_text = TRUNCATION_NOTE.format(limit=limit, path=path)
         if content.endswith(note_text):
             return content[: -len(note_text)]
     return content
