@@ -8,6 +8,8 @@ risky plain values quoted, and anything that is not a mapping is an empty mappin
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from typing import Any
 
@@ -63,18 +65,26 @@ class MemoryFrontmatterHandler(BaseHandler):  # type: ignore[misc]
         return m.group(1), text[m.end() :]
 
     def load(self, fm: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            return _as_mapping(parse_yaml(fm))
-        except YamlError:
-            pass
-        try:
-            return _as_mapping(parse_yaml(quote_problematic_values(fm)))
-        except YamlError:
-            # Like the system: unparseable frontmatter is empty, the file stays a candidate.
-            return {}
+        # A copy: callers own their mapping, the cache keeps the pristine one.
+        return copy.deepcopy(_load_mapping(fm))
 
     def export(self, metadata: dict[str, Any], **kwargs: Any) -> str:
         raise NotImplementedError("memeval only reads frontmatter")
+
+
+@functools.lru_cache(maxsize=8192)
+def _load_mapping(fm: str) -> dict[str, Any]:
+    """The parse is a pure function of the block's text, and a session rescans the same
+    files every turn: caching by text keeps repeated scans from re-running YAML."""
+    try:
+        return _as_mapping(parse_yaml(fm))
+    except YamlError:
+        pass
+    try:
+        return _as_mapping(parse_yaml(quote_problematic_values(fm)))
+    except YamlError:
+        # Like the system: unparseable frontmatter is empty, the file stays a candidate.
+        return {}
 
 
 HANDLER = MemoryFrontmatterHandler()
