@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from memeval.memdir.jsvalue import JsDate, JsMap, JsSet, js_number_str, js_string, js_truthy
+from memeval.memdir.jsvalue import (
+    JsDate,
+    JsMap,
+    JsSet,
+    js_iso_string,
+    js_number_str,
+    js_string,
+    js_truthy,
+)
 from memeval.memdir.text import js_trim, utf8_len, utf16_last_index_of, utf16_len, utf16_slice
 
 
@@ -87,3 +95,24 @@ def test_trim_is_javascripts_not_pythons() -> None:
 def test_utf8_length_counts_lone_surrogates_as_replacement_characters() -> None:
     assert utf8_len("é😀") == 6
     assert utf8_len("\ud83d") == 3
+
+
+@pytest.mark.parametrize(
+    ("ms", "iso"),
+    [
+        (0, "1970-01-01T00:00:00.000Z"),
+        (-1.5, "1969-12-31T23:59:59.999Z"),
+        (1787189118172.9998, "2026-08-20T01:25:18.172Z"),
+        (253402300800000, "+010000-01-01T00:00:00.000Z"),
+        (-62198755200000, "-000001-01-01T00:00:00.000Z"),
+        (8.64e15, "+275760-09-13T00:00:00.000Z"),
+        (-62135596800001, "0000-12-31T23:59:59.999Z"),
+    ],
+)
+def test_iso_strings_match_date_to_iso_string(ms: float, iso: str) -> None:
+    assert js_iso_string(ms) == iso
+
+
+def test_iso_string_outside_the_date_range_is_an_error() -> None:
+    with pytest.raises(ValueError, match="invalid time value"):
+        js_iso_string(8.64e15 + 1)

@@ -23,8 +23,42 @@ class JsDate:
 
     def iso(self) -> str:
         """`Date.prototype.toISOString()` (what JSON shows)."""
-        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=int(self.ms))
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+        return js_iso_string(self.ms)
+
+
+MAX_DATE_MS = 8.64e15  # ECMAScript's time value range: ±100 000 000 days
+
+
+def _civil_from_days(days: int) -> tuple[int, int, int]:
+    """Proleptic Gregorian (year, month, day) of a day count from 1970-01-01."""
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (1 if month <= 2 else 0), month, day
+
+
+def js_iso_string(ms: float) -> str:
+    """`new Date(ms).toISOString()`: whole milliseconds truncated toward zero, UTC,
+    six-digit signed years outside 0000-9999.
+
+    Raises:
+        ValueError: outside the range of a JavaScript Date (JavaScript's RangeError).
+    """
+    if not math.isfinite(ms) or abs(ms) > MAX_DATE_MS:
+        raise ValueError(f"invalid time value: {ms!r}")
+    t = int(ms)  # TimeClip truncates toward zero
+    days, rest = divmod(t, 86_400_000)
+    year, month, day = _civil_from_days(days)
+    hours, rest = divmod(rest, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    seconds, millis = divmod(rest, 1000)
+    y = f"{year:04d}" if 0 <= year <= 9999 else f"{'+' if year > 0 else '-'}{abs(year):06d}"
+    return f"{y}-{month:02d}-{day:02d}T{hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}Z"
 
 
 class JsMap(dict):  # type: ignore[type-arg]
@@ -89,9 +123,12 @@ def js_string(value: Any) -> str:
         return js_number_str(value)
     if isinstance(value, JsDate):
         # Date's String() is in the local zone; the reference ran with TZ=UTC.
-        if not math.isfinite(value.ms):
+        if not math.isfinite(value.ms) or abs(value.ms) > MAX_DATE_MS:
             return "Invalid Date"
-        moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=int(value.ms))
+        try:
+            moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=int(value.ms))
+        except OverflowError:  # years outside 1-9999: not worth JavaScript's exact format
+            return "Invalid Date"
         return moment.strftime("%a %b %d %Y %H:%M:%S GMT+0000 (Coordinated Universal Time)")
     if isinstance(value, JsMap):
         return "[object Map]"

@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
 
 from memeval.memdir.entrypoint import ENTRYPOINT_NAME
 from memeval.memdir.frontmatter import parse_frontmatter
-from memeval.memdir.jsvalue import js_string, js_truthy
+from memeval.memdir.jsvalue import js_iso_string, js_string, js_truthy
 from memeval.memdir.readfile import read_file_in_range
 from memeval.memdir.types import MemoryHeader, parse_memory_type
 
 MAX_MEMORY_FILES = 200  # the selector sees at most this many, newest first
 FRONTMATTER_MAX_LINES = 30  # only the header is needed to describe a file
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def list_recursive(root: str) -> list[str]:
@@ -106,9 +103,7 @@ def scan_memory_files(memory_dir: str | os.PathLike[str]) -> list[MemoryHeader]:
 
 def iso_timestamp(mtime_ms: float) -> str:
     """`new Date(mtime_ms).toISOString()`: whole milliseconds (truncated), UTC, `Z`."""
-    ms = int(mtime_ms)  # TimeClip truncates toward zero
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return js_iso_string(mtime_ms)
 
 
 def format_manifest_line(header: MemoryHeader) -> str:
