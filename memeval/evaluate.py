@@ -63,6 +63,28 @@ def default_scenarios() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
+class LLMOptions:
+    """How model calls are made (see `memeval.llm.build_client`); `None` defers to the
+    `MEMEVAL_*` environment variables.
+
+    Args:
+        cache: SQLite response cache path, or False to disable.
+        record: cassette file to record every live exchange into.
+        replay: cassette file to answer from, never calling out.
+        max_cost: USD budget; calls that would pass it are refused and recorded.
+        batches: send calls through the Message Batches API (half price, slower).
+        prices: price table overriding the bundled one.
+    """
+
+    cache: str | bool | None = None
+    record: str | None = None
+    replay: str | None = None
+    max_cost: float | None = None
+    batches: bool | None = None
+    prices: str | None = None
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """Everything that decides a run's results; written verbatim to `config.json`.
 
@@ -86,13 +108,15 @@ class RunConfig:
     concurrency: int = 4
     seed: int = 0
     compat: CompatName = "faithful"
+    llm: LLMOptions = field(default_factory=lambda: LLMOptions())
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def fingerprint(self) -> str:
-        """What must match for a folder's rows to be resumed by this config."""
-        keep = {k: v for k, v in self.to_dict().items() if k != "concurrency"}
+        """What must match for a folder's rows to be resumed by this config: not how
+        model calls are made (cache, cassette, budget), only what is evaluated."""
+        keep = {k: v for k, v in self.to_dict().items() if k not in ("concurrency", "llm")}
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -338,16 +362,19 @@ def run_config_record(config: RunConfig, selectors: Sequence[Selector],
     }
 
 
+Summarizer = Callable[[Path, Mapping[str, Any]], dict[str, Any]]
+
+
 def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
-             summarize: Callable[[Path], dict[str, Any]] | None = None) -> RunOutcome:
+             summarize: Summarizer | None = None) -> RunOutcome:
     """Run (or resume) the evaluation described by `config` into `run_dir`.
 
     Args:
         config: what to run.
         run_dir: the run folder; rows already in it for the same config are kept.
         progress: show a progress bar over turns.
-        summarize: builds `summary.json` and the report from the folder (defaults to
-            `memeval.summary.write_summary_and_report`).
+        summarize: builds `summary.json` and the report from the folder and extra
+            run facts (defaults to `memeval.summary.write_summary_and_report`).
     """
     loaded = load_many(config.scenarios)
     scenario_errors = tuple(str(error) for error in loaded.errors)
@@ -355,6 +382,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         detail = "\n".join(scenario_errors) or "no scenario files matched"
         raise MemevalError(f"nothing to evaluate: {detail}\nPass --scenarios with YAML files "
                            "in the format of fixtures/README.md.")
+    llm_client = _configure_llm(config)
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -382,7 +410,8 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
             for future in as_completed(futures):
                 writer.append_unit(future.result())
         bar.close()
-        summary = (summarize or _default_summarize)(run_dir)
+        extra = {"llm": llm_client.summary()} if llm_client is not None else {}
+        summary = (summarize or _default_summarize)(run_dir, extra)
         writer.mark_complete()
     rows = read_results(run_dir / RESULTS_FILE)
     return RunOutcome(run_dir=run_dir, rows=len(rows), units_run=len(todo),
@@ -405,10 +434,26 @@ def _check_resumable(run_dir: Path, config: RunConfig) -> None:
         )
 
 
-def _default_summarize(run_dir: Path) -> dict[str, Any]:
+def _default_summarize(run_dir: Path, extra: Mapping[str, Any]) -> dict[str, Any]:
     from memeval.summary import write_summary_and_report
 
-    return write_summary_and_report(run_dir)
+    return write_summary_and_report(run_dir, extra)
+
+
+def uses_model(config: RunConfig) -> bool:
+    """Does any selector or judge of the run call Claude?"""
+    return any(spec.split("?")[0].split(":")[0] == "claude"
+               for spec in (*config.selectors, *config.judges))
+
+
+def _configure_llm(config: RunConfig) -> Any:
+    """Set up the model door once for the run, before any Claude component is built."""
+    if not uses_model(config):
+        return None
+    from memeval.llm import configure
+
+    options = {k: v for k, v in asdict(config.llm).items() if v is not None}
+    return configure(**options)
 
 
 def timestamped_run_dir(reports_dir: Path) -> Path:

@@ -19,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from memeval.judges.agreement import agreement
+from memeval.judges.base import MemoryVerdict, ScoredTurn
 from memeval.metrics import aggregate, pass_hat_k, per_turn_frame, repeat_summary
 from memeval.results import RESULTS_FILE, SUMMARY_FILE, read_results, write_json
 from memeval.usage import Usage
@@ -110,28 +112,32 @@ def _counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {k: dict(v) for k, v in per_selector.items()}
 
 
-def _agreement(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Judge–gold agreement on the memories both judged, when a model judge ran."""
-    judges = sorted({r["judge"] for r in rows} - {GOLD_JUDGE})
-    if not judges or not any(r["judge"] == GOLD_JUDGE for r in rows):
-        return []
-    from memeval.judges.agreement import agreement
+def _scored_turn(row: Mapping[str, Any]) -> ScoredTurn:
+    def verdicts(items: Iterable[Mapping[str, str]] | None) -> tuple[MemoryVerdict, ...]:
+        return tuple(MemoryVerdict(v["key"], v["verdict"], v.get("reason", ""))  # type: ignore[arg-type]
+                     for v in items or ())
 
-    gold: dict[tuple[Any, ...], str] = {}
+    graded = row.get("candidate_verdicts")
+    return ScoredTurn(turn_id=row["turn_id"], judge=row["judge"],
+                      verdicts=verdicts(row.get("verdicts")),
+                      candidate_verdicts=None if graded is None else verdicts(graded))
+
+
+def _agreement(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each model judge against gold, on the turns both judged."""
+    by_turn: dict[tuple[Any, ...], dict[str, Mapping[str, Any]]] = {}
     for r in rows:
-        if r["judge"] == GOLD_JUDGE:
-            for v in r["verdicts"]:
-                gold[(r["scenario"], r["turn_id"], r["selector"], r.get("repeat", 0),
-                      v["key"])] = v["verdict"]
+        turn = (r["scenario"], r["turn_id"], r["selector"], r.get("repeat", 0))
+        by_turn.setdefault(turn, {})[r["judge"]] = r
+    judges = sorted({r["judge"] for r in rows} - {GOLD_JUDGE})
     out = []
     for judge in judges:
-        pairs = [(gold[key], v["verdict"]) for r in rows if r["judge"] == judge
-                 for v in r["verdicts"]
-                 if (key := (r["scenario"], r["turn_id"], r["selector"], r.get("repeat", 0),
-                             v["key"])) in gold and v["verdict"] != "unscored"]
+        pairs = [(t[judge], t[GOLD_JUDGE]) for t in by_turn.values()
+                 if judge in t and GOLD_JUDGE in t]
         if pairs:
-            result = agreement([a for a, _ in pairs], [b for _, b in pairs])
-            out.append({"judge": judge, "against": GOLD_JUDGE, **_clean(result)})
+            result = agreement([_scored_turn(a) for a, _ in pairs],
+                               [_scored_turn(b) for _, b in pairs])
+            out.append(_clean(result.to_dict()))
     return out
 
 
@@ -190,9 +196,16 @@ def headline_table(overall: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join([fmt.format(*header), *(fmt.format(*line) for line in lines)])
 
 
-def write_summary_and_report(run_dir: Path) -> dict[str, Any]:
-    """Write `summary.json` (and `index.html` when the report package is present)."""
+def write_summary_and_report(run_dir: Path, extra: Mapping[str, Any] | None = None,
+                             ) -> dict[str, Any]:
+    """Write `summary.json` (and `index.html` when the report package is present).
+
+    Args:
+        run_dir: the run folder.
+        extra: run facts that are not in the rows (the model door's budget state).
+    """
     summary = summarize(read_results(run_dir / RESULTS_FILE), run_dir=run_dir)
+    summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)
     try:
         from memeval.report import render_run

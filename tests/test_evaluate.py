@@ -173,3 +173,29 @@ def test_repeats_with_shuffled_manifests_report_flip_rates(tmp_path, scenario_pa
     flips = [r["flip_rate"] for r in repeats["per_turn"]]
     assert all(f is not None and not math.isnan(f) for f in flips)
     assert repeats["pass_hat_k"][0]["selector"] == "bm25"
+
+
+def test_claude_selector_and_judge_run_through_the_sdk_and_rerun_from_cache(
+        tmp_path, scenario_path, monkeypatch):
+    from memeval.evaluate import LLMOptions
+    from memeval.testing import FakeMessagesServer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    cache = tmp_path / "llm.sqlite"
+    config = RunConfig(scenarios=(str(scenario_path),), selectors=("claude",),
+                       judges=("gold", "claude"), llm=LLMOptions(cache=str(cache)))
+    with FakeMessagesServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        first = evaluate(config, tmp_path / "one", progress=False)
+        calls = len(server.requests)
+        second = evaluate(config, tmp_path / "two", progress=False)
+        assert len(server.requests) == calls  # every answer came from the cache
+    assert calls > 0
+    assert first.rows == second.rows == 6  # 3 turns × 1 selector × 2 judges
+    assert first.summary["llm"]["calls"] == calls
+    assert second.summary["llm"]["calls"] == 0
+    assert [a["judge_b"] for a in first.summary["agreement"]] == ["gold"]
+    assert first.summary["agreement"][0]["judge_a"].startswith("claude")
+    rows = read_results(tmp_path / "one" / RESULTS_FILE)
+    assert all(r["error"] is None for r in rows)
+    assert "test-key-not-secret" not in (tmp_path / "one" / RESULTS_FILE).read_text()

@@ -48,24 +48,50 @@ def update_latest_link(run_dir: Path) -> None:
 @click.option("--compat", type=click.Choice(["faithful", "hardened"]), default="faithful",
               show_default=True,
               help="faithful reproduces Claude Code's quirks; hardened holds every invariant.")
+@click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="Stop issuing model calls once the run's spend would pass this.")
+@click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None,
+              help="Model response cache (SQLite). Default: ~/.cache/memeval/llm.sqlite.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the response cache.")
+@click.option("--record-cassette", type=click.Path(dir_okay=False), default=None,
+              help="Record every model exchange into this cassette (safe to commit).")
+@click.option("--replay-cassette", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="Answer model calls from this cassette only; no network, no key.")
+@click.option("--batches", is_flag=True, default=None,
+              help="Send model calls through the Message Batches API (half price).")
+@click.option("--prices", type=click.Path(dir_okay=False, exists=True), default=None,
+              help="A price table overriding the bundled one (see docs/llm.md).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tuple[str, ...],
             out: Path | None, repeats: int, shuffle_manifest: bool, concurrency: int,
-            seed: int, compat: str, quiet: bool) -> None:
+            seed: int, compat: str, max_cost: float | None, cache: str | None, no_cache: bool,
+            record_cassette: str | None, replay_cassette: str | None, batches: bool | None,
+            prices: str | None, quiet: bool) -> None:
     """Evaluate selectors on scenarios and write a run folder.
 
     The folder holds results.jsonl (one row per turn × selector × judge), summary.json,
     config.json and index.html. Rerunning the same command with the same --out resumes
     an interrupted run.
     """
-    from memeval.evaluate import RunConfig, default_scenarios, evaluate, timestamped_run_dir
+    from memeval.evaluate import (
+        LLMOptions,
+        RunConfig,
+        default_scenarios,
+        evaluate,
+        timestamped_run_dir,
+    )
+
+    if cache and no_cache:
+        raise click.UsageError("--cache and --no-cache contradict each other; pick one")
+    llm = LLMOptions(cache=False if no_cache else cache, record=record_cassette,
+                     replay=replay_cassette, max_cost=max_cost, batches=batches, prices=prices)
 
     config = RunConfig(
         scenarios=scenarios or default_scenarios(),
         **({"selectors": selectors} if selectors else {}),
         **({"judges": judges} if judges else {}),
         repeats=repeats, shuffle_manifest=shuffle_manifest, concurrency=concurrency,
-        seed=seed, compat=compat,  # type: ignore[arg-type]
+        seed=seed, compat=compat, llm=llm,  # type: ignore[arg-type]
     )
     run_dir = out or timestamped_run_dir(Path("reports"))
     try:
