@@ -151,6 +151,37 @@ CASES = [
     ("time_sexagesimal_is_a_string", "---\ndescription: 12:30\n---\n", "12:30", None),
     ("multiple_documents", "---\ndescription: x\n--- \n", "x", None),
     ("yaml_directive", "---\n%YAML 1.1\n---\n", None, None),
+    (
+        "block_header_then_tab",
+        "---\ndescription: >-\t\n  folded\ntype: user\n---\n",
+        "folded",
+        "user",
+    ),
+    ("tag_then_tab", "---\ndescription: !!str\t42\ntype: user\n---\n", "42", "user"),
+    (
+        "tab_line_inside_block_scalar",
+        "---\ndescription: |\n  text\n\t\ntype: user\n---\n",
+        None,
+        None,
+    ),
+    ("tab_then_comment_line", "---\ndescription: x\n\t #c\ntype: user\n---\n", "x", "user"),
+    ("flow_continued_too_far_left", "---\n- [a,\nb]\n---\n", None, None),
+    ("flow_continued_indented", "---\ndescription: [a,\n b]\n---\n", "a,b", None),
+    ("quoted_continuation_needs_indent", "---\ndescription: 'x\ny'\ntype: user\n---\n", None, None),
+    ("quoted_continuation_indented", "---\ndescription: 'x\n y'\ntype: user\n---\n", "x y", "user"),
+    ("set_tag", "---\ndescription: !!set {a, b}\n---\n", "[object Set]", None),
+    ("omap_tag", "---\ndescription: !!omap [a: 1]\n---\n", "[object Map]", None),
+    ("nonspecific_tag", "---\ndescription: ! 12\n---\n", "12", None),
+    ("float_tag_on_int_keeps_text", "---\ndescription: !!float 1\n---\n", "1", None),
+    ("negative_zero_is_no_description", "---\ndescription: -0\n---\n", None, None),
+    ("inf_prints", "---\ndescription: -.inf\n---\n", "-Infinity", None),
+    (
+        "key_order_irrelevant_duplicate_null",
+        "---\n~: a\nnull: b\ndescription: d\n---\n",
+        None,
+        None,
+    ),
+    ("numeric_duplicate_keys", "---\n1: a\n1.0: b\ndescription: d\n---\n", None, None),
 ]
 
 

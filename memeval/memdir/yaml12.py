@@ -18,6 +18,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml import events as ev
+from ruamel.yaml import tokens as _tokens
 from ruamel.yaml.error import YAMLError as _RuamelError
 from ruamel.yaml.scanner import Scanner as _RuamelScanner
 from ruamel.yaml.scanner import ScannerError
@@ -124,12 +125,12 @@ class _TabTolerantScanner(_RuamelScanner):  # type: ignore[misc]
         return end >= len(buf) or buf[end] in "\n\r#\0"
 
     def _rest_is_blank(self) -> bool:
-        """Whether the current line holds only spaces and tabs from here on."""
+        """Whether the current line holds only spaces, tabs and maybe a comment."""
         buf: str = self.reader.buffer
         end = self.reader.pointer
         while end < len(buf) and buf[end] in " \t":
             end += 1
-        return end >= len(buf) or buf[end] in "\n\r\0"
+        return end >= len(buf) or buf[end] in "\n\r\0#"
 
     def scan_flow_scalar_breaks(self, double: Any, start_mark: Any) -> Any:
         """ruamel's version, plus `yaml`'s rule that a quoted scalar's continuation
@@ -163,6 +164,129 @@ class _TabTolerantScanner(_RuamelScanner):  # type: ignore[misc]
                 chunks.append(self.scan_line_break())
             else:
                 return chunks
+
+    def scan_tag(self) -> Any:
+        """ruamel's version, with a tab accepted after the tag like a space."""
+        reader = self.reader
+        start_mark = reader.get_mark()
+        ch = reader.peek(1)
+        short_handle = "!"
+        if ch == "!":
+            short_handle = "!!"
+            reader.forward()
+            ch = reader.peek(1)
+        if ch == "<":
+            handle = None
+            reader.forward(2)
+            suffix = self.scan_tag_uri("tag", start_mark)
+            if reader.peek() != ">":
+                raise ScannerError(
+                    "while parsing a tag",
+                    start_mark,
+                    f"expected '>' but found {reader.peek()!r}",
+                    reader.get_mark(),
+                )
+            reader.forward()
+        elif ch in _END_SPACE_TAB:
+            handle = None
+            suffix = short_handle
+            reader.forward()
+        else:
+            length = 1
+            use_handle = False
+            while ch not in "\0 \t\r\n":
+                if ch == "!":
+                    use_handle = True
+                    break
+                length += 1
+                ch = reader.peek(length)
+            if use_handle:
+                handle = self.scan_tag_handle("tag", start_mark)
+            else:
+                handle = short_handle
+                reader.forward()
+            suffix = self.scan_tag_uri("tag", start_mark)
+        if reader.peek() not in "\0 \t\r\n":
+            raise ScannerError(
+                "while scanning a tag",
+                start_mark,
+                f"expected ' ', but found {reader.peek()!r}",
+                reader.get_mark(),
+            )
+        return _tokens.TagToken((handle, suffix), start_mark, reader.get_mark())
+
+    def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
+        """ruamel's version, with a tab allowed after the indicators."""
+        reader = self.reader
+        chomping: bool | None = None
+        increment: int | None = None
+        for _ in range(2):
+            ch = reader.peek()
+            if ch in "+-" and chomping is None:
+                chomping = ch == "+"
+                reader.forward()
+            elif ch in "0123456789" and increment is None:
+                if ch == "0":
+                    raise ScannerError(
+                        "while scanning a block scalar",
+                        start_mark,
+                        "expected indentation indicator in the range 1-9, but found 0",
+                        reader.get_mark(),
+                    )
+                increment = int(ch)
+                reader.forward()
+        if reader.peek() not in "\0 \t\r\n":
+            raise ScannerError(
+                "while scanning a block scalar",
+                start_mark,
+                f"expected chomping or indentation indicators, but found {reader.peek()!r}",
+                reader.get_mark(),
+            )
+        return chomping, increment
+
+    def scan_block_scalar_ignored_line(self, start_mark: Any) -> Any:
+        """ruamel's version, with tabs allowed after the block scalar's header."""
+        reader = self.reader
+        while reader.peek() in " \t":
+            reader.forward()
+        if reader.peek() == "#":
+            while reader.peek() not in "\n\0\r":
+                reader.forward()
+        if reader.peek() not in "\n\0\r":
+            raise ScannerError(
+                "while scanning a block scalar",
+                start_mark,
+                f"expected a comment or a line break, but found {reader.peek()!r}",
+                reader.get_mark(),
+            )
+        self.scan_line_break()
+        return None
+
+    def scan_block_scalar_breaks(self, indent: int) -> Any:
+        """ruamel's version, plus `yaml`'s rule that a tab inside a block scalar's
+        indentation is an error, even on an otherwise empty line."""
+        reader = self.reader
+        chunks: list[str] = []
+        end_mark = reader.get_mark()
+        while reader.column < indent and reader.peek() == " ":
+            reader.forward()
+        self._reject_tab_in_block_indent(indent)
+        while reader.peek() in "\r\n":
+            chunks.append(self.scan_line_break())
+            end_mark = reader.get_mark()
+            while reader.column < indent and reader.peek() == " ":
+                reader.forward()
+            self._reject_tab_in_block_indent(indent)
+        return chunks, end_mark
+
+    def _reject_tab_in_block_indent(self, indent: int) -> None:
+        if self.reader.column < indent and self.reader.peek() == "\t":
+            raise ScannerError(
+                "while scanning a block scalar",
+                None,
+                "found a tab in the indentation",
+                self.reader.get_mark(),
+            )
 
     def scan_plain_spaces(self, indent: Any, start_mark: Any) -> Any:
         """ruamel's version with tabs accepted wherever it accepts spaces."""
