@@ -196,3 +196,9 @@ def test_non_string_descriptions_in_the_manifest(tmp_path: Path) -> None:
         "",
         ": ",
     ]
+
+
+def test_a_pipe_named_like_a_memory_is_dropped_instead_of_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.md")
+    write(tmp_path, "a.md", fm("a"))
+    assert names(tmp_path) == ["a.md"]

@@ -7,6 +7,7 @@ so BOM, CRLF and line counting follow the same rules in both.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 
 from memeval.memdir.text import utf8_len
@@ -44,8 +45,11 @@ def read_text(path: str) -> tuple[str, float]:
         OSError: the path cannot be read as a file (missing, a directory, no access).
     """
     st = os.stat(path)
-    if os.path.isdir(path):
+    if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(21, "illegal operation on a directory", path)
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        # Node would block on a pipe forever; a run must not, so the file counts as unreadable.
+        raise OSError(6, "not a regular file", path)
     with open(path, "rb") as fh:
         data = fh.read()
     return data.decode("utf-8", "replace"), node_mtime_ms(st)
