@@ -1,0 +1,81 @@
+"""The template environment and the one safe way to put data into a page.
+
+Templates autoescape every variable. Data for the page's script goes into a
+`<script type="application/json">` block, where the only danger is text that closes
+the block or opens a comment (`</script>`, `<!--`); escaping `<`, `>` and `&` as
+JSON unicode escapes rules that out while `JSON.parse` still reads the same text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+# Forbids every fetch: no network, no frames, no forms; only inline style and script
+# and data: images (none are used today, but a screenshot-friendly favicon could be).
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+       "img-src data:; base-uri 'none'; form-action 'none'")
+
+_JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def script_json(data: Any) -> Markup:
+    """`data` as JSON that is safe inside a `<script type="application/json">` block."""
+    text = json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False, default=str)
+    return Markup(text.translate(_JSON_ESCAPES))
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    """A number for a table cell; undefined values show as a dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def fmt_ci(row: dict[str, Any], metric: str, digits: int = 3) -> str:
+    low, high = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
+    if low is None or high is None or any(
+            isinstance(x, float) and math.isnan(x) for x in (low, high)):
+        return ""
+    return f"[{low:.{min(digits, 2)}f}, {high:.{min(digits, 2)}f}]"
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("memeval.report", "templates"),
+        autoescape=select_autoescape(enabled_extensions=("j2", "html"), default=True),
+        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+    )
+    env.filters["fmt"] = fmt
+    env.filters["script_json"] = script_json
+    env.globals["fmt_ci"] = fmt_ci
+    env.globals["CSP"] = CSP
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    return environment().get_template(template).render(**context)

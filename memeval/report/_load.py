@@ -1,0 +1,100 @@
+"""Read a run folder for the report: rows are the truth, the rest is context.
+
+A report must still render when the folder is odd (no `summary.json` yet, a broken
+`config.json`, a stray `invariants.json`): each problem becomes a line in `problems`
+shown at the top of the page, never an exception that loses the whole report.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memeval.errors import MemevalError
+from memeval.results import CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, read_results
+
+INVARIANTS_FILE = "invariants.json"
+
+
+@dataclass(frozen=True)
+class InvariantFailure:
+    """One failed property of the invariant suite and the example that broke it."""
+
+    test: str
+    counterexample: str
+
+
+@dataclass(frozen=True)
+class RunData:
+    """Everything the report shows about one run folder.
+
+    Args:
+        run_dir: the folder.
+        rows: `results.jsonl` rows (complete lines only).
+        config: `config.json`, or `{}` when missing or unreadable.
+        summary: `summary.json`, recomputed from the rows when missing or stale.
+        invariants: failures listed in `invariants.json`, if the file exists.
+        problems: what was wrong with the folder, one sentence each.
+    """
+
+    run_dir: Path
+    rows: list[dict[str, Any]]
+    config: dict[str, Any]
+    summary: dict[str, Any]
+    invariants: tuple[InvariantFailure, ...] = ()
+    problems: tuple[str, ...] = field(default=())
+
+
+def _read_json(path: Path, problems: list[str]) -> Any:
+    if not path.exists():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problems.append(f"{path.name}: unreadable ({exc}); delete it or rerun memeval run")
+        return None
+
+
+def _invariants(path: Path, problems: list[str]) -> tuple[InvariantFailure, ...]:
+    data = _read_json(path, problems)
+    if data is None:
+        return ()
+    items = data.get("failures", data) if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        problems.append(f"{path.name}: expected a list of {{test, counterexample}} objects")
+        return ()
+    out = []
+    for number, item in enumerate(items):
+        if not isinstance(item, dict) or "test" not in item:
+            problems.append(f"{path.name}: item {number} lacks a 'test' field; skipped")
+            continue
+        example = item.get("counterexample", "")
+        if not isinstance(example, str):
+            example = json.dumps(example, indent=2, default=str)
+        out.append(InvariantFailure(str(item["test"]), example))
+    return tuple(out)
+
+
+def load_run(run_dir: Path) -> RunData:
+    """Read `run_dir`; raise only when there is nothing to report at all."""
+    run_dir = Path(run_dir)
+    results = run_dir / RESULTS_FILE
+    if not results.exists():
+        raise MemevalError(f"{run_dir}: no {RESULTS_FILE}; pass a folder written by "
+                           "`memeval run --out DIR`")
+    rows = read_results(results)
+    problems: list[str] = []
+    config = _read_json(run_dir / CONFIG_FILE, problems)
+    if not isinstance(config, dict):
+        config = {}
+    summary = _read_json(run_dir / SUMMARY_FILE, problems)
+    if not isinstance(summary, dict) or summary.get("rows") != len(rows):
+        from memeval.summary import summarize
+
+        # The rows are the truth: a summary of other rows would contradict the table.
+        summary = summarize(rows, run_dir=run_dir)
+    return RunData(run_dir=run_dir, rows=rows, config=config, summary=summary,
+                   invariants=_invariants(run_dir / INVARIANTS_FILE, problems),
+                   problems=tuple(problems))

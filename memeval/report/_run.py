@@ -1,0 +1,140 @@
+"""The run report: `index.html`, a function of the run folder."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from memeval.report import _charts
+from memeval.report._html import render
+from memeval.report._load import RunData, load_run
+from memeval.report._turns import OUTCOME_TAGS, StringTable, build_turn_views, primary_judge
+from memeval.results import INCOMPLETE_MARKER, REPORT_FILE, atomic_write_text
+
+SUMMARY_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match",
+                                    "false_positives", "surfaced_bytes")
+
+
+def turn_payload(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the page's script reads: turn views and the string table they point into."""
+    strings, entries = StringTable(), StringTable()
+    views = build_turn_views(rows, strings, entries)
+    return {
+        "strings": strings.items,
+        "entries": entries.items,
+        "turns": views,
+        "selectors": sorted({v["sel"] for v in views}),
+        "categories": sorted({v["cat"] for v in views}),
+        "scenarios": sorted({v["sc"] for v in views}),
+        "tags": list(OUTCOME_TAGS),
+    }
+
+
+def _selector_order(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    names = list(summary.get("selectors") or [])
+    return names or sorted({str(r["selector"]) for r in rows})
+
+
+def _summary_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
+    usage = (summary.get("usage") or {}).get("selectors") or {}
+    judge_usage = (summary.get("usage") or {}).get("judges") or {}
+    counts = summary.get("counts") or {}
+    out = []
+    for row in summary.get("overall") or []:
+        selector = str(row.get("selector"))
+        c = counts.get(selector) or {}
+        out.append({
+            **row,
+            "usage": usage.get(selector) or {},
+            "judge_usage": judge_usage.get(str(row.get("judge"))) or {},
+            "errors": int(c.get("errors", 0)),
+            "discarded": int(c.get("discarded", 0)),
+            "skipped": {k.split(":", 1)[1]: v for k, v in c.items() if k.startswith("skipped:")},
+        })
+    return out
+
+
+def _charts_for(summary: Mapping[str, Any], selectors: list[str], main: str,
+                views: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    by_category = [r for r in summary.get("by_category") or [] if r.get("judge") == main]
+    overall = {str(r["selector"]): r for r in summary.get("overall") or []
+               if r.get("judge") == main}
+    usage = (summary.get("usage") or {}).get("selectors") or {}
+    paid = any(float((usage.get(s) or {}).get("cost_usd", 0) or 0) > 0 for s in selectors)
+    points = []
+    for index, selector in enumerate(selectors):
+        row = overall.get(selector)
+        if not row or row.get("f1") is None:
+            continue
+        turns = max(int(row.get("n_turns") or 1), 1)
+        x = (float((usage.get(selector) or {}).get("cost_usd", 0) or 0) / turns if paid
+             else float(row.get("surfaced_bytes") or 0))
+        points.append({"name": selector, "x": x, "y": float(row["f1"]),
+                       "low": row.get("f1_ci_low"), "high": row.get("f1_ci_high"),
+                       "colour": _charts.colour(index)})
+    surfaced: dict[str, list[float]] = {}
+    for view in views:
+        surfaced.setdefault(view["sel"], []).append(float(view["bytes"]))
+    return {
+        "legend": _charts.legend(selectors),
+        "precision": _charts.metric_by_category(by_category, selectors, "precision"),
+        "recall": _charts.metric_by_category(by_category, selectors, "recall"),
+        "cost": _charts.quality_vs_cost(points, "USD per turn" if paid
+                                        else "surfaced bytes per turn (context cost)"),
+        "cost_is_usd": paid,
+        "bytes": _charts.histograms(surfaced, selectors),
+        "agreement": [{"entry": a, "svg": _charts.confusion(a)}
+                      for a in summary.get("agreement") or []],
+    }
+
+
+SUMMARY_DEFAULTS: dict[str, Any] = {
+    "rows": 0, "turns": 0, "scenarios": [], "selectors": [], "judges": [], "overall": [],
+    "by_category": [], "usage": {}, "counts": {}, "agreement": [], "created": None,
+}
+
+
+def run_context(data: RunData) -> dict[str, Any]:
+    """Everything `run.html.j2` needs, computed from the run folder's data."""
+    payload = turn_payload(data.rows)
+    # A summary from another memeval version may lack fields: show what exists.
+    summary = {**SUMMARY_DEFAULTS, **data.summary}
+    data = replace(data, summary=summary)
+    selectors = _selector_order(data.summary, data.rows)
+    main = primary_judge(data.summary.get("judges") or [r.get("judge") for r in data.rows])
+    config = data.config
+    return {
+        "title": f"memeval · {data.run_dir.name}",
+        "run_name": data.run_dir.name,
+        "summary": data.summary,
+        "rows": _summary_rows(data.summary),
+        "metrics": SUMMARY_METRICS,
+        "main_judge": main,
+        "selectors": selectors,
+        "config": config.get("config") or {},
+        "components": {"selectors": config.get("selectors") or [],
+                       "judges": config.get("judges") or []},
+        "versions": config.get("versions") or {},
+        "fingerprint": config.get("fingerprint"),
+        "scenario_errors": config.get("scenario_errors") or [],
+        "problems": list(data.problems),
+        "incomplete": (data.run_dir / INCOMPLETE_MARKER).exists(),
+        "invariants": list(data.invariants),
+        "charts": _charts_for(data.summary, selectors, main, payload["turns"]),
+        "payload": payload,
+    }
+
+
+def render_run(run_dir: Path | str) -> Path:
+    """Write `<run_dir>/index.html` from the folder's results and return its path.
+
+    Args:
+        run_dir: a folder written by `memeval run` (needs `results.jsonl`).
+    """
+    data = load_run(Path(run_dir))
+    html = render("run.html.j2", **run_context(data))
+    target = data.run_dir / REPORT_FILE
+    atomic_write_text(target, html)
+    return target

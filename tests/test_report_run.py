@@ -1,0 +1,204 @@
+"""The run report as HTML text: self-contained, escaped, and a function of the rows."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memeval.report import render_run
+from memeval.report._html import CSP, script_json
+from memeval.report._run import turn_payload
+from memeval.report._turns import outcome_tags
+from memeval.report.synthetic import (
+    HOSTILE_CONTENT,
+    HOSTILE_QUERY,
+    synthetic_rows,
+    write_synthetic_run,
+)
+from memeval.results import read_results
+
+DATA_BLOCK = re.compile(r'<script type="application/json" id="turn-data">(.*?)</script>', re.S)
+
+
+class _Tags(HTMLParser):
+    """Collects every start tag with its attributes, as a browser's tokenizer would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    parser = _Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def _payload(html: str) -> dict:
+    match = DATA_BLOCK.search(html)
+    assert match, "the turn data block is missing"
+    return json.loads(match.group(1))
+
+
+@pytest.fixture
+def hostile_run(tmp_path: Path) -> Path:
+    return write_synthetic_run(tmp_path / "run", turns=6, hostile=True,
+                               judges=("gold", "claude"))
+
+
+def test_report_is_written_into_the_run_folder(hostile_run: Path) -> None:
+    path = render_run(hostile_run)
+    assert path == hostile_run / "index.html"
+    html = path.read_text(encoding="utf-8")
+    assert "Summary" in html and "Turns" in html and "bm25" in html
+
+
+def test_page_loads_nothing_from_anywhere(hostile_run: Path) -> None:
+    html = render_run(hostile_run).read_text(encoding="utf-8")
+    tags = _tags(html)
+    csp = [a.get("content") for t, a in tags if t == "meta" and a.get("http-equiv")
+           == "Content-Security-Policy"]
+    assert csp == [CSP]
+    assert "default-src 'none'" in CSP
+    for tag, attrs in tags:
+        assert tag not in ("link", "iframe", "img", "object", "embed", "base", "form")
+        assert "src" not in attrs, (tag, attrs)
+        if tag == "a":
+            assert (attrs.get("href") or "").startswith("#"), attrs
+
+
+def test_hostile_text_never_becomes_markup(hostile_run: Path) -> None:
+    html = render_run(hostile_run).read_text(encoding="utf-8")
+    tags = _tags(html)
+    scripts = [a for t, a in tags if t == "script"]
+    # The page's own script and its data block, nothing a memory could add.
+    assert len(scripts) == 2
+    assert not any(k.startswith("on") for _, attrs in tags for k in attrs)
+    assert "window.__pwned" not in DATA_BLOCK.sub("", html)
+    block = DATA_BLOCK.search(html).group(1)
+    assert "<" not in block and ">" not in block and "&" not in block
+
+
+def test_data_block_carries_the_untrusted_text_verbatim(hostile_run: Path) -> None:
+    payload = _payload(render_run(hostile_run).read_text(encoding="utf-8"))
+    strings = payload["strings"]
+    assert HOSTILE_QUERY in strings
+    reminders = [strings[m["rem"]] for t in payload["turns"] for m in t["shown"]]
+    assert any(HOSTILE_CONTENT in r for r in reminders)
+
+
+@given(st.text())
+def test_script_json_round_trips_any_text(text: str) -> None:
+    encoded = str(script_json({"x": text, "y": [text]}))
+    assert json.loads(encoded) == {"x": text, "y": [text]}
+    assert not set("<>&") & set(encoded)
+
+
+def test_one_view_per_session_turn_with_every_judge(hostile_run: Path) -> None:
+    rows = read_results(hostile_run / "results.jsonl")
+    payload = turn_payload(rows)
+    assert len(payload["turns"]) == len(rows) // 2
+    for view in payload["turns"]:
+        assert [j["name"] for j in view["j"]] == ["gold", "claude"]
+        assert view["tags"] == view["j"][0]["tags"]
+
+
+def test_reminders_are_exactly_what_the_model_received(hostile_run: Path) -> None:
+    rows = read_results(hostile_run / "results.jsonl")
+    payload = turn_payload(rows)
+    by_key = {(v["sc"], v["t"], v["sel"]): v for v in payload["turns"]}
+    for row in rows:
+        view = by_key[(row["scenario"], row["turn_id"], row["selector"])]
+        assert [payload["strings"][m["rem"]] for m in view["shown"]] == \
+            row["record"]["system_reminders"]
+
+
+def test_manifest_entries_pair_lines_with_keys(hostile_run: Path) -> None:
+    rows = read_results(hostile_run / "results.jsonl")
+    payload = turn_payload(rows)
+    view = payload["turns"][0]
+    row = next(r for r in rows if (r["scenario"], r["turn_id"], r["selector"]) ==
+               (view["sc"], view["t"], view["sel"]))
+    lines = []
+    for ref in view["dirs"][0]["c"]:
+        line_ref, key = payload["entries"][ref].split(" ", 1)
+        lines.append(payload["strings"][int(line_ref)])
+        assert key in row["candidates"]
+    assert "\n".join(lines) == row["record"]["dirs"][0]["manifest"]
+
+
+def test_unpaired_manifest_keeps_its_text(tmp_path: Path) -> None:
+    rows = synthetic_rows(turns=1, selectors=("bm25",))
+    rows[0]["record"]["dirs"][0]["manifest"] += "\n a description that ran on"
+    view = turn_payload(rows)["turns"][0]
+    assert view["dirs"][0]["c"] is None
+    assert len(view["dirs"][0]["lines"]) == len(rows[0]["candidates"]) + 1
+
+
+@pytest.mark.parametrize(("score", "row", "tags"), [
+    ({"outcome": "exact", "recall": 1.0, "false_positives": 0, "errored": False}, {}, ["hit"]),
+    ({"outcome": "partial", "recall": 0.5, "false_positives": 1, "errored": False}, {},
+     ["partial", "miss", "false-positive"]),
+    ({"outcome": "partial", "recall": 1.0, "false_positives": 1, "errored": False}, {},
+     ["partial", "false-positive"]),
+    ({"outcome": "miss", "recall": 0.0, "false_positives": 0, "errored": True}, {},
+     ["miss", "error"]),
+    ({"outcome": "abstained", "recall": 1.0, "false_positives": 0, "errored": False},
+     {"skipped": "nothing-to-select"}, ["abstain-correct", "skipped"]),
+    ({"outcome": "false_alarm", "recall": 1.0, "false_positives": 2, "errored": False},
+     {"discarded": True, "skipped": "no-tool-use-discarded"}, ["false-positive", "discarded"]),
+])
+def test_outcome_tags(score: dict, row: dict, tags: list[str]) -> None:
+    assert outcome_tags(score, row) == tags
+
+
+def test_summary_is_recomputed_when_missing(hostile_run: Path) -> None:
+    assert not (hostile_run / "summary.json").exists()
+    html = render_run(hostile_run).read_text(encoding="utf-8")
+    assert 'id="summary-table"' in html
+    assert "no results" not in html
+
+
+def test_invariant_failures_are_listed(hostile_run: Path) -> None:
+    (hostile_run / "invariants.json").write_text(json.dumps([
+        {"test": "test_at_most_five_surface[faithful]",
+         "counterexample": "selector returned <script>window.__pwned=1</script> x6"},
+    ]))
+    html = render_run(hostile_run).read_text(encoding="utf-8")
+    assert "test_at_most_five_surface[faithful]" in html
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt; x6" in html
+
+
+def test_broken_side_files_become_warnings_not_crashes(hostile_run: Path) -> None:
+    (hostile_run / "config.json").write_text("{not json")
+    (hostile_run / "invariants.json").write_text('{"failures": [{"nope": 1}]}')
+    html = render_run(hostile_run).read_text(encoding="utf-8")
+    assert "config.json: unreadable" in html
+    assert "invariants.json: item 0 lacks a &#39;test&#39; field" in html
+
+
+def test_missing_results_is_a_clear_error(tmp_path: Path) -> None:
+    from memeval.errors import MemevalError
+
+    with pytest.raises(MemevalError, match=r"no results\.jsonl"):
+        render_run(tmp_path)
+
+
+def test_big_run_stays_small(tmp_path: Path) -> None:
+    run = write_synthetic_run(tmp_path / "big", turns=2000, selectors=("bm25",),
+                              memories=30)
+    # A bare summary skips the bootstrap (slow, and not what this test is about); the
+    # report must render with whatever summary fields exist.
+    (run / "summary.json").write_text(json.dumps({"rows": 2000, "selectors": ["bm25"]}))
+    html = render_run(run).read_text(encoding="utf-8")
+    assert len(html.encode()) < 10 * 1024 * 1024
+    assert len(_payload(html)["turns"]) == 2000
