@@ -182,6 +182,7 @@ CASES = [
         None,
     ),
     ("numeric_duplicate_keys", "---\n1: a\n1.0: b\ndescription: d\n---\n", None, None),
+    ("flow_value_then_colon", "---\ndescription: [a, b]: c\ntype: user\n---\n", "a,b", "user"),
 ]
 
 

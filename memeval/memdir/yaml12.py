@@ -461,6 +461,57 @@ def parse_yaml(text: str) -> Any:
     Raises:
         YamlError: on a syntax error, a duplicate key, or more than one document.
     """
+    try:
+        return _parse_once(text)
+    except YamlError:
+        rewritten = _split_flow_then_colon(text)
+        if rewritten == text:
+            raise
+    return _parse_once(rewritten)
+
+
+# `key: [a, b]: c` — `yaml` 2.x reads the flow collection as the value and `: c` as a
+# further pair of the same mapping with a null key; ruamel rejects the line.
+_FLOW_VALUE_LINE = re.compile(r"([ ]*)([^\s#\[\]{}'\"][^:#]*?):[ \t]+([\[{].*)")
+
+
+def _split_flow_then_colon(text: str) -> str:
+    out: list[str] = []
+    for line in text.split("\n"):
+        m = _FLOW_VALUE_LINE.fullmatch(line)
+        end = _flow_end(m.group(3)) if m else -1
+        if m and end > 0:
+            tail = m.group(3)[end:]
+            after = re.fullmatch(r"[ \t]*:(?:[ \t]+(.*))?", tail)
+            if after is not None:
+                indent, key, flow = m.group(1), m.group(2), m.group(3)[:end]
+                out.append(f"{indent}{key}: {flow}")
+                out.append(f"{indent}~: {after.group(1) or ''}".rstrip())
+                continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _flow_end(text: str) -> int:
+    """Index just past the flow collection opening `text`, or -1 if it does not close."""
+    depth = 0
+    quote = ""
+    for i, ch in enumerate(text):
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+def _parse_once(text: str) -> Any:
     if not text.endswith("\n"):
         # `yaml` ends a block scalar at the end of input as if a line break followed
         # (`|` keeps its final newline); ruamel does not, unless one is there.
