@@ -3,7 +3,7 @@
 `ci` (the default) is deterministic and runs at least 200 examples per property, so a
 CI failure reproduces on any machine; `deep` runs at least 5 000 with fresh
 randomness to hunt for rarer counterexamples. Choose with `--memeval-profile NAME`
-or `MEMEVAL_PROFILE=NAME`; the option wins.
+(an option of memeval's pytest plugin) or `MEMEVAL_PROFILE=NAME`; the option wins.
 
 The profile applies to the suites' own properties only (each reads `MEMEVAL_PROFILE`,
 which the option sets), so memeval's unit tests keep hypothesis' defaults.
@@ -11,7 +11,6 @@ which the option sets), so memeval's unit tests keep hypothesis' defaults.
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 import pytest
@@ -28,17 +27,6 @@ settings.register_profile(
 settings.register_profile(
     "deep", max_examples=5000, deadline=None, suppress_health_check=_SLOW_OK, print_blob=True,
 )
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    # A plugin may register the same option later or earlier; only one may own it.
-    with contextlib.suppress(ValueError):
-        parser.addoption(
-            "--memeval-profile", action="store", default=None, choices=PROFILES,
-            help="hypothesis profile of memeval's property suites: ci (default, 200 "
-                 "examples, deterministic) or deep (5000). Example: "
-                 "pytest suites/test_invariants.py --memeval-profile deep",
-        )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,0 +1,72 @@
+"""`memeval gate`: the pytest plugin's regression gate, on a finished run folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from memeval.errors import MemevalError
+from memeval.gate import DEFAULT_MARGIN, GATE_FILE, gate_run
+from memeval.results import write_json
+
+EXIT_PASS = 0
+EXIT_REGRESSION = 1
+EXIT_USAGE = 2  # click's own code for usage errors, kept for bad input files too
+
+
+def _unit_interval(_ctx: click.Context, param: click.Parameter,
+                   value: float | None) -> float | None:
+    if value is not None and not 0.0 <= value <= 1.0:
+        raise click.BadParameter(f"{value} is not between 0 and 1", param=param)
+    return value
+
+
+@click.command("gate")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--baseline", type=click.Path(path_type=Path), default=None,
+              help="summary.json (or run folder) of the reference run, e.g. main's.")
+@click.option("--margin", type=float, default=DEFAULT_MARGIN, show_default=True,
+              help="How far below the baseline the lower bound of the paired 95% CI of "
+                   "candidate − baseline may reach before it counts as a regression.")
+@click.option("--min-precision", type=float, default=None, callback=_unit_interval,
+              help="Fail when a selector's mean precision is below this.")
+@click.option("--min-recall", type=float, default=None, callback=_unit_interval,
+              help="Fail when a selector's mean recall is below this.")
+@click.option("--write/--no-write", default=True, show_default=True,
+              help=f"Write the checks to RUN/{GATE_FILE} (when RUN is a folder).")
+def command(run: Path, baseline: Path | None, margin: float, min_precision: float | None,
+            min_recall: float | None, write: bool) -> None:
+    """Gate a finished run: thresholds and non-inferiority to a baseline.
+
+    RUN is a run folder (memeval run --out, or the pytest plugin's --memeval-report)
+    or its summary.json. Exit code 0: every check passed; 1: a threshold was missed or
+    a metric regressed; 2: usage error (bad option, unreadable file).
+
+    \b
+    Example:
+      memeval gate reports/pr --baseline reports/main/summary.json --min-recall 0.5
+    """
+    if baseline is None and min_precision is None and min_recall is None:
+        raise click.UsageError("nothing to check: pass --baseline SUMMARY, --min-precision "
+                               "or --min-recall")
+    if margin < 0:
+        raise click.BadParameter(f"{margin} is negative", param_hint="--margin")
+    for name, path in (("RUN", run), ("--baseline", baseline)):
+        if path is not None and not path.exists():
+            raise click.BadParameter(f"{path} does not exist", param_hint=name)
+    try:
+        result = gate_run(run, baseline, margin=margin, min_precision=min_precision,
+                          min_recall=min_recall)
+    except MemevalError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(result.table())
+    if write and run.is_dir():
+        write_json(run / GATE_FILE, result.to_dict())
+    if result.passed:
+        click.echo("gate: PASS")
+        sys.exit(EXIT_PASS)
+    for check in result.failures:
+        click.echo(f"gate: FAIL: {check.message()}", err=True)
+    sys.exit(EXIT_REGRESSION)

@@ -1,0 +1,347 @@
+"""The engine behind the pytest suites: test cases, the session-unit cache, invariants.
+
+pytest makes one item per scenario turn × selector, but a turn only means something
+inside its session (what surfaced before, the budget, compaction). So the first item
+of a scenario × selector runs the whole session once (`memeval.evaluate.run_unit`)
+and every item of that unit reads its own turn from the cached rows. Nothing here
+imports pytest: the plugin wires it in, and the logic is testable on its own.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memeval.evaluate import RunConfig, Unit, run_config_record, run_unit
+from memeval.judges import resolve_judge
+from memeval.judges.base import Judge
+from memeval.labels import PROJECT_SCOPE
+from memeval.memdir import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
+from memeval.results import (
+    CONFIG_FILE,
+    REPORT_FILE,
+    RESULTS_FILE,
+    SUMMARY_FILE,
+    ResultsWriter,
+    unit_key,
+    write_json,
+)
+from memeval.scenarios import LoadResult, Scenario, load_many
+from memeval.selectors import resolve_selector
+from memeval.session import MAX_SURFACED_PER_TURN, Compat
+
+GOLD = "gold"
+INDEX_NAME = "MEMORY.md"
+# Where the truncation note starts (SPEC §2.6); limits apply to the content before it.
+NOTE_START = "\n\n> This memory file was truncated ("
+UnitKey = tuple[str, str, int]
+
+
+@dataclass(frozen=True)
+class TurnCase:
+    """One test item: a scenario turn under one selector (or a scenario that failed to load).
+
+    Args:
+        scenario_id: the scenario's id (empty for a load error).
+        label: the scenario file as shown in ids (`fixtures/scenarios/x.yaml`).
+        turn_id: the turn's id.
+        selector: the selector spec.
+        load_error: why the scenario file could not be loaded; the item fails with it.
+    """
+
+    scenario_id: str
+    label: str
+    turn_id: str
+    selector: str
+    load_error: str | None = None
+
+    @property
+    def id(self) -> str:
+        """`fixtures/scenarios/x.yaml::t3[bm25]`, the item id pytest shows."""
+        if self.load_error is not None:
+            return f"{self.label}::load-error"
+        return f"{self.label}::{self.turn_id}[{self.selector}]"
+
+
+def display_path(path: Path, roots: Sequence[Path]) -> str:
+    """A scenario path relative to the first root that holds it, with `/` separators."""
+    resolved = path.resolve()
+    for root in roots:
+        try:
+            return PurePosixPath(resolved.relative_to(root.resolve())).as_posix()
+        except ValueError:
+            continue
+    parent = resolved.parent
+    return f"{parent.parent.name}/{parent.name}/{resolved.name}" if parent.parent.name \
+        else resolved.name
+
+
+def invariant_problems(scenario: Scenario, records: Sequence[Mapping[str, Any]],
+                       compat: Compat) -> dict[str, list[str]]:
+    """SPEC §3's invariants over one session's turn records, per turn id.
+
+    A quirk of the faithful preset that knowingly breaks an invariant (duplicate names
+    surfacing twice in one turn, symlinks followed out of a memdir) is allowed while
+    its switch is on; everything else is a problem.
+    """
+    problems: dict[str, list[str]] = {}
+    seen: dict[str, str] = {}  # path -> turn that surfaced it, since the last compaction
+    for turn, record in zip(scenario.turns, records, strict=True):
+        found: list[str] = []
+        if turn.compact_before:
+            seen.clear()
+        dirs = list(record.get("dirs") or [])
+        scopes = {d["scope"] for d in dirs}
+        for d in dirs:
+            for header in d.get("candidates") or []:
+                if PurePosixPath(header["filename"]).name == INDEX_NAME:
+                    found.append(f"invariant 1: {INDEX_NAME} listed as a candidate "
+                                 f"({d['scope']}: {header['filename']})")
+        surfaced = list(record.get("surfaced") or [])
+        if len(surfaced) > MAX_SURFACED_PER_TURN:
+            found.append(f"invariant 2: {len(surfaced)} memories surfaced, at most "
+                         f"{MAX_SURFACED_PER_TURN} allowed")
+        this_turn: set[str] = set()
+        for memory in surfaced:
+            key, path = memory["key"], memory["path"]
+            if PurePosixPath(memory["filename"]).name == INDEX_NAME:
+                found.append(f"invariant 1: {INDEX_NAME} surfaced ({key})")
+            body = memory["content"].split(NOTE_START, 1)[0]
+            size, lines = len(body.encode("utf-8")), body.count("\n") + 1
+            if size > MAX_MEMORY_BYTES:
+                found.append(f"invariant 3: {key} surfaced {size} bytes, over "
+                             f"{MAX_MEMORY_BYTES}")
+            if lines > MAX_MEMORY_LINES:
+                found.append(f"invariant 3: {key} surfaced {lines} lines, over "
+                             f"{MAX_MEMORY_LINES}")
+            if path in seen:
+                found.append(f"invariant 4: {key} surfaced again (first in turn "
+                             f"{seen[path]}, no compaction since)")
+            elif path in this_turn and not compat.duplicate_names_surface_twice:
+                found.append(f"invariant 4: {key} surfaced twice in one turn")
+            this_turn.add(path)
+            mentioned = scopes - {PROJECT_SCOPE}
+            if memory["scope"] not in scopes:
+                found.append(f"invariant 5: {key} comes from memdir {memory['scope']!r}, "
+                             f"not searched this turn ({', '.join(sorted(scopes))})")
+            elif not mentioned and memory["scope"] != PROJECT_SCOPE:
+                found.append(f"invariant 5: {key} is an agent memory in a turn without "
+                             "agent mentions")
+            home = next((d["memory_dir"] for d in dirs if d["scope"] == memory["scope"]), None)
+            if (home is not None and not compat.follow_symlinks_out_of_memdir
+                    and not Path(path).resolve().is_relative_to(Path(home).resolve())):
+                found.append(f"invariant 5: {key} resolves outside its memdir {home}")
+        seen.update({p: turn.id for p in this_turn})
+        if found:
+            problems[turn.id] = found
+    return problems
+
+
+@dataclass
+class UnitOutcome:
+    """A session unit's rows (every judge) and its invariant problems per turn."""
+
+    scenario: Scenario
+    selector: str
+    rows: list[dict[str, Any]]
+    problems: dict[str, list[str]]
+
+    def turn_rows(self, turn_id: str) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r["turn_id"] == turn_id]
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What one item sees: its turn's rows (one per judge) and the unit's verdict on it."""
+
+    case: TurnCase
+    rows: tuple[dict[str, Any], ...]
+    problems: tuple[str, ...]
+
+    def row(self, judge: str = GOLD) -> dict[str, Any] | None:
+        return next((r for r in self.rows if r["judge"] == judge), None)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        return self.rows[0]["record"] if self.rows else {}
+
+    @property
+    def selection_errors(self) -> tuple[str, ...]:
+        """Selector and session errors (not a judge's): the same on every judge row."""
+        return tuple(self.record.get("errors") or ())
+
+    def judge_error(self, judge: str) -> str | None:
+        row = self.row(judge)
+        if row is None:
+            return f"no row for judge {judge}"
+        own = [e for e in row.get("errors") or [] if e.startswith(f"judge {row['judge']}:")]
+        return "; ".join(own) or None
+
+    def scores(self, judge: str = GOLD) -> dict[str, Any]:
+        """precision, recall, f1, exact_match, outcome of this turn under `judge`."""
+        from memeval.summary import scored_frame
+
+        row = self.row(judge)
+        if row is None:
+            return {}
+        scored = scored_frame([row]).iloc[0]
+        out: dict[str, Any] = {}
+        for name in ("precision", "recall", "f1", "exact_match", "outcome"):
+            value = scored[name]
+            if isinstance(value, float) and math.isnan(value):
+                value = None
+            out[name] = value.item() if hasattr(value, "item") else value
+        return out
+
+    def failure(self) -> str | None:
+        """Why the item fails: broken invariants or errors; None when it passes."""
+        lines = [*self.problems, *(f"error: {e}" for e in self.selection_errors)]
+        if not lines:
+            return None
+        return (f"{self.case.id}: query {self.record.get('query', '')!r}\n"
+                + "\n".join(f"  - {line}" for line in lines))
+
+
+@dataclass
+class SuiteStore:
+    """Scenarios, cached session units and the rows to write at the end of a pytest run.
+
+    Args:
+        config: scenarios, selectors and compat preset (judges are `judges()`).
+        roots: folders scenario ids are shown relative to (rootdir first).
+        judges: judge spec strings every unit is scored with; the Claude judge is added
+            by the plugin when a judged suite runs.
+        prepare: called around each unit with its judges, e.g. to install a cassette
+            client; returns a context manager.
+    """
+
+    config: RunConfig
+    roots: tuple[Path, ...] = ()
+    judges: list[str] = field(default_factory=lambda: [GOLD])
+    prepare: Callable[[], Any] | None = None
+    _loaded: LoadResult | None = None
+    _units: dict[tuple[str, str], UnitOutcome] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _built_judges: list[Judge] | None = None
+    foreign: dict[UnitKey, list[dict[str, Any]]] = field(default_factory=dict)
+
+    # -- collection ---------------------------------------------------------------------
+    def loaded(self) -> LoadResult:
+        if self._loaded is None:
+            self._loaded = load_many(self.config.scenarios)
+        return self._loaded
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        return next(s for s in self.loaded().scenarios if s.id == scenario_id)
+
+    def cases(self) -> list[TurnCase]:
+        """Every item, scenario by scenario, turns in order, selectors innermost."""
+        loaded = self.loaded()
+        out: list[TurnCase] = []
+        for error in loaded.errors:
+            where = error.issues[0].file if error.issues else "scenarios"
+            out.append(TurnCase("", display_path(Path(where), self.roots)
+                                if Path(where).exists() else where, "", "", str(error)))
+        for scenario in loaded.scenarios:
+            label = display_path(scenario.path, self.roots)
+            out += [TurnCase(scenario.id, label, turn.id, spec)
+                    for turn in scenario.turns for spec in self.config.selectors]
+        return out
+
+    def validate_specs(self) -> None:
+        """Resolve every selector and judge once, so a typo fails before any item runs."""
+        for spec in self.config.selectors:
+            resolve_selector(spec)
+        self.built_judges()
+
+    def add_judge(self, spec: str) -> None:
+        """Score every unit with `spec` too (before any unit has run)."""
+        if spec not in self.judges:
+            self.judges = [*self.judges, spec]
+            self._built_judges = None
+
+    def built_judges(self) -> list[Judge]:
+        if self._built_judges is None:
+            self._built_judges = [resolve_judge(spec) for spec in self.judges]
+        return self._built_judges
+
+    # -- running ------------------------------------------------------------------------
+    def unit(self, scenario_id: str, selector: str) -> UnitOutcome:
+        """The session of `scenario_id` under `selector`, run on first use only."""
+        with self._lock:
+            cached = self._units.get((scenario_id, selector))
+            if cached is not None:
+                return cached
+            scenario = self.scenario(scenario_id)
+            judges = self.built_judges()
+            if self.prepare is not None:
+                with self.prepare():
+                    rows = run_unit(Unit(scenario, selector, 0), self.config, judges)
+            else:
+                rows = run_unit(Unit(scenario, selector, 0), self.config, judges)
+            first = judges[0].name
+            records = [r["record"] for r in rows if r["judge"] == first]
+            problems = invariant_problems(scenario, records, Compat.from_spec(self.config.compat))
+            outcome = UnitOutcome(scenario, selector, rows, problems)
+            self._units[(scenario_id, selector)] = outcome
+            return outcome
+
+    def result(self, case: TurnCase) -> TurnResult:
+        outcome = self.unit(case.scenario_id, case.selector)
+        return TurnResult(case, tuple(outcome.turn_rows(case.turn_id)),
+                          tuple(outcome.problems.get(case.turn_id, ())))
+
+    # -- merging and writing --------------------------------------------------------------
+    def units_rows(self) -> dict[UnitKey, list[dict[str, Any]]]:
+        """Rows of every unit this process ran, by unit key (what a worker sends)."""
+        out: dict[UnitKey, list[dict[str, Any]]] = {}
+        for outcome in self._units.values():
+            if outcome.rows:
+                out[unit_key(outcome.rows[0])] = outcome.rows
+        return out
+
+    def merge(self, units: Mapping[str, Sequence[dict[str, Any]]]) -> None:
+        """Add units from an xdist worker; a unit two workers both ran is kept once."""
+        for rows in units.values():
+            if rows:
+                self.foreign.setdefault(unit_key(rows[0]), list(rows))
+
+    def all_units(self) -> dict[UnitKey, list[dict[str, Any]]]:
+        merged = dict(self.foreign)
+        for key, rows in self.units_rows().items():
+            merged.setdefault(key, rows)
+        return dict(sorted(merged.items()))
+
+    def write_run(self, run_dir: Path) -> dict[str, Any] | None:
+        """Write results.jsonl, config.json, summary.json (and index.html) afresh."""
+        units = self.all_units()
+        if not units:
+            return None
+        run_dir.mkdir(parents=True, exist_ok=True)
+        for name in (RESULTS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE):
+            (run_dir / name).unlink(missing_ok=True)  # a pytest run replaces the last one
+        from memeval.summary import write_summary_and_report
+
+        selectors = sorted({key[1] for key in units})
+        with ResultsWriter(run_dir) as writer:
+            for rows in units.values():
+                writer.append_unit(rows)
+            config = replace(self.config, selectors=tuple(selectors), judges=tuple(self.judges))
+            record = run_config_record(config, [resolve_selector(s) for s in selectors],
+                                       self.built_judges())
+            write_json(run_dir / CONFIG_FILE, {**record, "source": "pytest",
+                                               "scenario_errors": [
+                                                   str(e) for e in self.loaded().errors]})
+            summary = write_summary_and_report(run_dir)
+            writer.mark_complete()
+        return summary
+
+
+def unit_rows_payload(units: Mapping[UnitKey, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Units keyed by a string, as xdist's workeroutput (JSON-like) can carry them."""
+    return {"\x1f".join(map(str, key)): rows for key, rows in units.items()}
+
