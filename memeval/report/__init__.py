@@ -6,6 +6,7 @@ a hostile memory cannot call home. `results.jsonl` is the truth; the pages are
 functions of it (plus `config.json`, `summary.json` and an optional `invariants.json`).
 """
 
+from memeval.report._compare import compare_runs, render_compare
 from memeval.report._run import render_run
 
-__all__ = ["render_run"]
+__all__ = ["compare_runs", "render_compare", "render_run"]

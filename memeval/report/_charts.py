@@ -194,3 +194,34 @@ def confusion(entry: Mapping[str, Any]) -> Markup:
                               count, "middle"))
     return _svg(left + cell * len(cols) + 10, top + cell * len(labels) + 6, body,
                 "judge versus gold verdicts")
+
+
+def delta_forest(rows: Sequence[Mapping[str, Any]], metric: str) -> Markup:
+    """Forest plot: per category, B − A of `metric` with its paired CI around zero."""
+    items = [(str(r["category"]), r[metric]) for r in rows if r.get(metric)]
+    if not items:
+        return Markup('<p class="muted">no paired turns</p>')
+    spans = [abs(_n(c.get(k)) or 0) for _, c in items for k in ("ci_low", "ci_high", "mean_diff")]
+    reach = max([*spans, 0.1])
+    left, width, row_h = 130, 320, 20
+    height = 28 + row_h * len(items)
+    zero = left + width / 2
+    body = [f'<line x1="{zero}" x2="{zero}" y1="14" y2="{height - 12}" stroke="#888"/>',
+            _text(left, 10, f"−{reach:.2f} (A better)", extra='fill="#666"'),
+            _text(left + width, 10, f"+{reach:.2f} (B better)", "end", 'fill="#666"')]
+    for index, (category, c) in enumerate(items):
+        y = 24 + index * row_h
+        body.append(_text(left - 6, y + 4, category, "end"))
+        mean, low, high = _n(c.get("mean_diff")), _n(c.get("ci_low")), _n(c.get("ci_high"))
+        if mean is None:
+            body.append(_text(zero + 4, y + 4, "no pairs", extra='fill="#999"'))
+            continue
+        fill = {"better": "#1a7f37", "worse": "#b42318"}.get(c.get("significance"), "#667085")
+        if low is not None and high is not None:
+            body.append(f'<line x1="{zero + low / reach * width / 2:.1f}" '
+                        f'x2="{zero + high / reach * width / 2:.1f}" y1="{y}" y2="{y}" '
+                        f'stroke="{fill}" stroke-width="2"/>')
+        tip = f"{category}: {mean:+.3f} (n={c.get('n_pairs')}, {c.get('significance')})"
+        body.append(f'<circle cx="{zero + mean / reach * width / 2:.1f}" cy="{y}" r="4" '
+                    f'fill="{fill}"><title>{escape(tip)}</title></circle>')
+    return _svg(left + width + 20, height, body, f"change in {metric} per category")

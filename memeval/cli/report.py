@@ -1,0 +1,33 @@
+"""`memeval report RUN`: re-render a run folder's index.html from its results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from memeval.errors import MemevalError
+
+EXAMPLES = """
+\b
+Examples:
+  memeval report reports/latest
+  memeval report /tmp/run1 && xdg-open /tmp/run1/index.html
+"""
+
+
+@click.command("report", epilog=EXAMPLES)
+@click.argument("run", type=click.Path(file_okay=False, path_type=Path))
+def command(run: Path) -> None:
+    """Write RUN/index.html from RUN/results.jsonl (plus config.json, summary.json and
+    invariants.json when present). The page is one offline file: open it in a browser."""
+    if not run.is_dir():
+        raise click.BadParameter(f"{run} is not a folder; pass a run folder written by "
+                                 "`memeval run --out DIR`", param_hint="RUN")
+    from memeval.report import render_run
+
+    try:
+        path = render_run(run)
+    except MemevalError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"report: {path}")
