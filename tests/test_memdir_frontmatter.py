@@ -183,6 +183,15 @@ CASES = [
     ),
     ("numeric_duplicate_keys", "---\n1: a\n1.0: b\ndescription: d\n---\n", None, None),
     ("flow_value_then_colon", "---\ndescription: [a, b]: c\ntype: user\n---\n", "a,b", "user"),
+    (
+        "tag_with_flow_indicator_retries",
+        "---\ndescription: ![b x\ntype: user\n---\n",
+        "![b x",
+        "user",
+    ),
+    ("empty_secondary_tag_retries", "---\ndescription: !!\ntype: user\n---\n", "!!", "user"),
+    ("hash_glued_to_quoted_scalar", "---\ndescription: 'a'#b\ntype: user\n---\n", "'a'#b", "user"),
+    ("plane16_text_survives", "---\ndescription: x\U00100007y\n---\n", "x\U00100007y", None),
 ]
 
 

@@ -50,7 +50,12 @@ _STANDIN_BASE = 0x100000
 _FOREIGN = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]|\r(?!\n)"
 )
-_STANDIN = re.compile("[\U00100000-\U0010ffff]")
+# Only the stand-ins of the characters above map back (plane-16 text stays as it is).
+_STANDIN = re.compile(
+    "[\U00100000-\U00100008\U0010000b\U0010000c\U0010000e-\U0010001f"
+    "\U0010007f-\U0010009f\U00102028\U00102029\U0010d800-\U0010dfff"
+    "\U0010fffe\U0010ffff\U0010000d]"
+)
 
 
 def _hide(text: str) -> str:
@@ -188,6 +193,10 @@ class _TabTolerantScanner(_RuamelScanner):  # type: ignore[misc]
                 )
             reader.forward()
         elif ch in _END_SPACE_TAB:
+            if short_handle == "!!":
+                raise ScannerError(
+                    "while scanning a tag", start_mark, "empty tag suffix", reader.get_mark()
+                )
             handle = None
             suffix = short_handle
             reader.forward()
@@ -206,6 +215,14 @@ class _TabTolerantScanner(_RuamelScanner):  # type: ignore[misc]
                 handle = short_handle
                 reader.forward()
             suffix = self.scan_tag_uri("tag", start_mark)
+            if not suffix or any(c in "[]{},!" for c in suffix):
+                # A shorthand tag's characters exclude flow indicators (YAML 1.2 ns-tag-char).
+                raise ScannerError(
+                    "while scanning a tag",
+                    start_mark,
+                    f"invalid tag suffix {suffix!r}",
+                    reader.get_mark(),
+                )
         if reader.peek() not in "\0 \t\r\n":
             raise ScannerError(
                 "while scanning a tag",
@@ -214,6 +231,19 @@ class _TabTolerantScanner(_RuamelScanner):  # type: ignore[misc]
                 reader.get_mark(),
             )
         return _tokens.TagToken((handle, suffix), start_mark, reader.get_mark())
+
+    def scan_flow_scalar(self, style: Any) -> Any:
+        """ruamel's version, plus `yaml`'s rule that a comment after a quoted scalar
+        needs whitespace before its `#`."""
+        token = super().scan_flow_scalar(style)
+        if self.reader.peek() == "#":
+            raise ScannerError(
+                "while scanning a quoted scalar",
+                token.start_mark,
+                "a comment must be separated from the scalar by whitespace",
+                self.reader.get_mark(),
+            )
+        return token
 
     def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
         """ruamel's version, with a tab allowed after the indicators."""
@@ -470,6 +500,17 @@ def parse_yaml(text: str) -> Any:
     return _parse_once(rewritten)
 
 
+def _parse_once(text: str) -> Any:
+    try:
+        return _parse_events(text)
+    except YamlError:
+        raise
+    except (RecursionError, IndexError, KeyError, AttributeError, TypeError, ValueError) as exc:
+        # A parser corner we did not foresee must cost one file its frontmatter, not
+        # the scan: report it as invalid YAML.
+        raise YamlError(f"invalid YAML ({type(exc).__name__}: {exc})") from exc
+
+
 # `key: [a, b]: c` — `yaml` 2.x reads the flow collection as the value and `: c` as a
 # further pair of the same mapping with a null key; ruamel rejects the line.
 _FLOW_VALUE_LINE = re.compile(r"([ ]*)([^\s#\[\]{}'\"][^:#]*?):[ \t]+([\[{].*)")
@@ -511,7 +552,7 @@ def _flow_end(text: str) -> int:
     return -1
 
 
-def _parse_once(text: str) -> Any:
+def _parse_events(text: str) -> Any:
     if not text.endswith("\n"):
         # `yaml` ends a block scalar at the end of input as if a line break followed
         # (`|` keeps its final newline); ruamel does not, unless one is there.
