@@ -141,6 +141,31 @@ def _agreement(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _phase1(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Phase 1 against phase 2 on the same turns: the share of relevant project
+    memories whose index line survives into the startup context (index mode), next to
+    each selector's recall. A memory the index does not reach can only come back
+    through recall."""
+    per_turn: dict[tuple[str, str], tuple[str, Mapping[str, bool]]] = {}
+    for row in rows:
+        per_turn.setdefault((row["scenario"], row["turn_id"]),
+                            (row["category"], row.get("startup_reachable") or {}))
+    by_category: dict[str, list[int]] = {}
+    for category, reachable in per_turn.values():
+        counts = by_category.setdefault(category, [0, 0])
+        counts[0] += sum(bool(v) for v in reachable.values())
+        counts[1] += len(reachable)
+    total_hit = sum(c[0] for c in by_category.values())
+    total = sum(c[1] for c in by_category.values())
+    return {
+        "index_reachable_share": total_hit / total if total else None,
+        "relevant_project_memories": total,
+        "by_category": {k: {"reachable": v[0], "relevant": v[1],
+                            "share": v[0] / v[1] if v[1] else None}
+                        for k, v in sorted(by_category.items())},
+    }
+
+
 def summarize(rows: Sequence[Mapping[str, Any]], *, run_dir: Path | None = None) -> dict[str, Any]:
     """The summary of a run's rows (see the module docstring)."""
     frame = scored_frame(rows)
@@ -158,6 +183,7 @@ def summarize(rows: Sequence[Mapping[str, Any]], *, run_dir: Path | None = None)
         "usage": _usage_totals(rows),
         "counts": _counts(rows),
         "agreement": _agreement(rows),
+        "phase1": _phase1(rows),
         "repeats": None,
         "per_turn": [],
     }

@@ -199,3 +199,23 @@ def test_claude_selector_and_judge_run_through_the_sdk_and_rerun_from_cache(
     rows = read_results(tmp_path / "one" / RESULTS_FILE)
     assert all(r["error"] is None for r in rows)
     assert "test-key-not-secret" not in (tmp_path / "one" / RESULTS_FILE).read_text()
+
+
+def test_phase1_reachability_counts_index_lines_that_survive(tmp_path):
+    index = textwrap.indent(textwrap.dedent("""\
+        MEMORY.md:
+          content: |
+            - [Testing](testing.md) — real postgres for tests
+    """), "      ")
+    text = SCENARIO.replace("    files:\n", "    files:\n" + index, 1)
+    assert text != SCENARIO
+    path = tmp_path / "indexed.yaml"
+    path.write_text(text)
+    outcome = evaluate(RunConfig(scenarios=(str(path),), selectors=("none",)),
+                       tmp_path / "run", progress=False)
+    phase1 = outcome.summary["phase1"]
+    assert phase1["relevant_project_memories"] == 2
+    assert phase1["index_reachable_share"] == 0.5  # testing.md is indexed, deploy.md is not
+    rows = {r["turn_id"]: r for r in read_results(tmp_path / "run" / RESULTS_FILE)}
+    assert rows["t1"]["startup_reachable"] == {"testing.md": True}
+    assert rows["t2"]["startup_reachable"] == {"deploy.md": False}
