@@ -45,25 +45,23 @@ _TAG = "tag:yaml.org,2002:"
 # ruamel reads some characters differently from the JavaScript parser: it breaks lines
 # at NEL, LS, PS and a lone CR (YAML 1.2 and `yaml` 2.x break only at LF and CRLF), and
 # it rejects C0/C1 controls and noncharacters that `yaml` keeps as content. They are
-# swapped for stand-ins from plane 16 while ruamel reads, and swapped back in values.
-_STANDIN_BASE = 0x100000
+# swapped for stand-ins while ruamel reads, and swapped back in values. Stand-ins live
+# in a whole plane the text does not use (16, 15, or an unassigned one), so the swap
+# is always reversible.
 _FOREIGN = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]|\r(?!\n)"
 )
-# Only the stand-ins of the characters above map back (plane-16 text stays as it is).
-_STANDIN = re.compile(
-    "[\U00100000-\U00100008\U0010000b\U0010000c\U0010000e-\U0010001f"
-    "\U0010007f-\U0010009f\U00102028\U00102029\U0010d800-\U0010dfff"
-    "\U0010fffe\U0010ffff\U0010000d]"
-)
+_STANDIN_PLANES = (0x100000, 0xF0000, 0x40000, 0x50000, 0x60000, 0x70000)
 
 
-def _hide(text: str) -> str:
-    return _FOREIGN.sub(lambda m: chr(_STANDIN_BASE + ord(m.group(0))), text)
+def _hide(text: str) -> tuple[str, int]:
+    used = {ord(ch) & ~0xFFFF for ch in text if ord(ch) > 0xFFFF}
+    base = next((p for p in _STANDIN_PLANES if p not in used), 0x80000)
+    return _FOREIGN.sub(lambda m: chr(base + ord(m.group(0))), text), base
 
 
-def _show(text: str) -> str:
-    return _STANDIN.sub(lambda m: chr(ord(m.group(0)) - _STANDIN_BASE), text)
+def _show(text: str, base: int) -> str:
+    return "".join(chr(ord(ch) - base) if base <= ord(ch) < base + 0x10000 else ch for ch in text)
 
 
 _END_SPACE_TAB = " \n\0\t\r\x85\u2028\u2029"
@@ -561,7 +559,8 @@ def _parse_events(text: str) -> Any:
     yaml.version = (1, 2)
     yaml.Scanner = _TabTolerantScanner
     try:
-        events = list(yaml.parse(io.StringIO(_hide(text))))
+        hidden, base = _hide(text)
+        events = list(yaml.parse(io.StringIO(hidden)))
     except _RuamelError as exc:
         raise YamlError(f"invalid YAML: {exc}") from exc
     except (ValueError, TypeError) as exc:  # ruamel raises these on a few odd inputs
@@ -644,16 +643,16 @@ def _parse_events(text: str) -> Any:
             add(anchors[event.anchor], None)
     if not result:
         return None
-    return _restore_breaks(result[0])
+    return _restore_breaks(result[0], base)
 
 
-def _restore_breaks(value: Any) -> Any:
+def _restore_breaks(value: Any, base: int) -> Any:
     if isinstance(value, str):
-        return _show(value)
+        return _show(value, base)
     if isinstance(value, list):
-        return [_restore_breaks(v) for v in value]
+        return [_restore_breaks(v, base) for v in value]
     if isinstance(value, dict):
-        restored = {_show(k): _restore_breaks(v) for k, v in value.items()}
+        restored = {_show(k, base): _restore_breaks(v, base) for k, v in value.items()}
         return type(value)(restored) if type(value) is not dict else restored
     return value
 
