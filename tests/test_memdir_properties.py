@@ -105,3 +105,40 @@ def test_frontmatter_parsing_never_raises(text: str) -> None:
     meta, rest = parse_frontmatter("---\n" + text + "\n---\nbody")
     assert isinstance(meta, dict)
     assert rest.endswith("body")
+
+
+@FAST
+@given(
+    st.lists(line_text, max_size=240).map("\n".join)
+    | st.binary(max_size=3000).map(lambda b: b.decode("utf-8", "replace")),
+    st.sampled_from([(30, None), (200, 4096), (3, 10), (None, None)]),
+    st.sampled_from([1, 2, 7, 64, 1 << 16]),
+    st.booleans(),
+)
+def test_streaming_read_agrees_with_reading_the_whole_file(
+    text: str, caps: tuple[int | None, int | None], chunk: int, raw_bytes: bool
+) -> None:
+    from memeval.memdir import readfile
+
+    data = text.encode("utf-8", "surrogatepass")
+    if raw_bytes:
+        data = data[: len(data) // 2] + b"\xff\xe2\x82" + data[len(data) // 2 :]
+    max_lines, max_bytes = caps
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "m.md")
+        Path(path).write_bytes(data)
+        old = readfile.CHUNK_SIZE
+        readfile.CHUNK_SIZE = chunk
+        try:
+            got = readfile.read_file_in_range(path, max_lines, max_bytes)
+        finally:
+            readfile.CHUNK_SIZE = old
+        raw, _ = readfile.read_text(path)
+    kept, total, by_bytes = readfile.split_range(raw, max_lines, max_bytes)
+    assert got.content == "\n".join(kept)
+    assert got.line_count == len(kept)
+    assert got.truncated_by_bytes == by_bytes
+    limit = max_lines if max_lines is not None else 10**9
+    # What callers decide from it: truncated = more lines than the cap, or the byte cap hit.
+    assert (got.total_lines > limit or got.truncated_by_bytes) == (total > limit or by_bytes)
+    assert got.total_lines <= total

@@ -6,6 +6,7 @@ so BOM, CRLF and line counting follow the same rules in both.
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 from dataclasses import dataclass
@@ -38,18 +39,24 @@ def node_mtime_ms(st: os.stat_result) -> float:
     return sec * 1000 + nsec / 1e6
 
 
-def read_text(path: str) -> tuple[str, float]:
-    """Whole file as Node's `readFile(path, 'utf8')` decodes it, plus its mtime.
-
-    Raises:
-        OSError: the path cannot be read as a file (missing, a directory, no access).
-    """
+def stat_readable(path: str) -> os.stat_result:
+    """`stat` of a file that can be read as Node would; folders and pipes raise OSError."""
     st = os.stat(path)
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(21, "illegal operation on a directory", path)
     if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
         # Node would block on a pipe forever; a run must not, so the file counts as unreadable.
         raise OSError(6, "not a regular file", path)
+    return st
+
+
+def read_text(path: str) -> tuple[str, float]:
+    """Whole file as Node's `readFile(path, 'utf8')` decodes it, plus its mtime.
+
+    Raises:
+        OSError: the path cannot be read as a file (missing, a directory, no access).
+    """
+    st = stat_readable(path)
     with open(path, "rb") as fh:
         data = fh.read()
     return data.decode("utf-8", "replace"), node_mtime_ms(st)
@@ -80,10 +87,76 @@ def split_range(
     return kept, len(pieces), by_bytes
 
 
+CHUNK_SIZE = 1 << 16
+
+
 def read_file_in_range(
     path: str, max_lines: int | None = None, max_bytes: int | None = None
 ) -> RangeRead:
-    """Read the first `max_lines` lines, whole lines only within `max_bytes` UTF-8 bytes."""
-    raw, mtime_ms = read_text(path)
-    kept, total, by_bytes = split_range(raw, max_lines, max_bytes)
-    return RangeRead("\n".join(kept), len(kept), total, by_bytes, mtime_ms)
+    """Read the first `max_lines` lines, whole lines only within `max_bytes` UTF-8 bytes.
+
+    Reading stops as soon as the caps decide the result, so a 200 MB file costs no
+    more than its first lines. `total_lines` is then a lower bound that still tells
+    whether the file has more than `max_lines` lines, which is all callers ask of it.
+
+    Raises:
+        OSError: the path cannot be read as a file (missing, a directory, a pipe).
+    """
+    st = stat_readable(path)
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    kept: list[str] = []
+    kept_bytes = 0
+    lines_seen = 0
+    by_bytes = False
+    pending: list[str] = []  # pieces of the line not yet ended by `\n`
+    pending_bytes = 0
+    at_start = True
+
+    def take(line: str) -> bool:
+        """Keep one line if the caps allow; False once reading can stop."""
+        nonlocal kept_bytes, by_bytes
+        if line.endswith("\r"):
+            line = line[:-1]
+        if max_bytes is not None:
+            nxt = kept_bytes + (1 if kept else 0) + utf8_len(line)
+            if nxt > max_bytes:
+                by_bytes = True
+                return False
+            kept_bytes = nxt
+        kept.append(line)
+        return max_lines is None or len(kept) < max_lines
+
+    with open(path, "rb") as fh:
+        while True:
+            chunk = fh.read(CHUNK_SIZE)
+            text = decoder.decode(chunk, final=not chunk)
+            if at_start and text:
+                at_start = False
+                text = text.removeprefix("\ufeff")
+            if "\n" in text:
+                first, *rest = text.split("\n")
+                complete = ["".join([*pending, first]), *rest[:-1]]
+                pending, pending_bytes = [rest[-1]], utf8_len(rest[-1])
+                for line in complete:
+                    lines_seen += 1
+                    if not take(line):
+                        # The caps are settled; there is at least one more line.
+                        mtime = node_mtime_ms(st)
+                        return RangeRead(
+                            "\n".join(kept), len(kept), lines_seen + 1, by_bytes, mtime
+                        )
+            elif text:
+                pending.append(text)
+                pending_bytes += utf8_len(text)
+            sep = 1 if kept else 0
+            if max_bytes is not None and kept_bytes + sep + pending_bytes - 1 > max_bytes:
+                # The unfinished line cannot fit however it ends (less a final `\r`).
+                return RangeRead(
+                    "\n".join(kept), len(kept), lines_seen + 1, True, node_mtime_ms(st)
+                )
+            if not chunk:
+                break
+    lines_seen += 1
+    if max_lines is None or len(kept) < max_lines:
+        take("".join(pending))
+    return RangeRead("\n".join(kept), len(kept), lines_seen, by_bytes, node_mtime_ms(st))

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from memeval.memdir.entrypoint import ENTRYPOINT_NAME
 from memeval.memdir.frontmatter import parse_frontmatter
 from memeval.memdir.jsvalue import js_iso_string, js_string, js_truthy
-from memeval.memdir.readfile import read_file_in_range
+from memeval.memdir.readfile import node_mtime_ms, read_file_in_range, stat_readable
 from memeval.memdir.types import MemoryHeader, parse_memory_type
 
 MAX_MEMORY_FILES = 200  # the selector sees at most this many, newest first
@@ -61,15 +61,23 @@ def read_header(memory_dir: str, relative_path: str) -> MemoryHeader:
         OSError: the file cannot be read (the scan drops it).
     """
     file_path = os.path.normpath(os.path.join(memory_dir, relative_path))
-    read = read_file_in_range(file_path, FRONTMATTER_MAX_LINES)
-    meta, _ = parse_frontmatter(read.content)
+    st = stat_readable(file_path)
+    with open(file_path, "rb") as fh:
+        head = fh.read(8).removeprefix(b"\xef\xbb\xbf")
+    if head.startswith(b"---"):
+        read = read_file_in_range(file_path, FRONTMATTER_MAX_LINES)
+        meta, _ = parse_frontmatter(read.content)
+        mtime_ms = read.mtime_ms
+    else:
+        # No leading `---`, no frontmatter: skip reading the rest (a 200 MB line costs nothing).
+        meta, mtime_ms = {}, node_mtime_ms(st)
     # The system keeps `frontmatter.description || null`: falsy values are no description.
     raw = meta.get("description")
     raw = raw if js_truthy(raw) else None
     return MemoryHeader(
         filename=relative_path.replace(os.sep, "/"),
         file_path=file_path,
-        mtime_ms=read.mtime_ms,
+        mtime_ms=mtime_ms,
         description=None if raw is None else js_string(raw),
         type=parse_memory_type(meta.get("type")),
         raw_description=raw,

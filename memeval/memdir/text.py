@@ -57,7 +57,5 @@ def js_is_space(ch: str) -> bool:
 
 
 def utf8_len(text: str) -> int:
-    """`Buffer.byteLength(text, 'utf8')`: lone surrogates count as U+FFFD (3 bytes)."""
-    return len(text.encode("utf-8", "replace")) + 2 * sum(
-        1 for ch in text if 0xD800 <= ord(ch) <= 0xDFFF
-    )
+    """`Buffer.byteLength(text, 'utf8')`: a lone surrogate counts 3 bytes (as U+FFFD)."""
+    return len(text.encode("utf-8", "surrogatepass"))
