@@ -175,3 +175,15 @@ def test_staleness_wording_is_replaceable(tmp_path: Path) -> None:
     path = write(tmp_path, "x")
     got = read_memory_for_surfacing(path, NOW - 5 * DAY, now_ms=NOW, staleness_template=template)
     assert got.header == f"This memory is 5 days old. Check it.\n\nMemory: {path}:"
+
+
+def test_a_huge_file_surfaces_its_start_only(tmp_path: Path) -> None:
+    path = tmp_path / "huge.md"
+    with path.open("wb") as fh:
+        fh.write(b"---\ndescription: big\n---\n" + b"line\n" * 300)
+        fh.truncate(200 * 1024 * 1024)  # sparse: costs no disk
+    got = read_memory_for_surfacing(path, NOW, now_ms=NOW)
+    assert got.content == "---\ndescription: big\n---\n" + "\n".join(["line"] * 197) + note(
+        "first 200 lines", str(path)
+    )
+    assert got.line_limit == 200
