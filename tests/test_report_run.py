@@ -202,3 +202,32 @@ def test_big_run_stays_small(tmp_path: Path) -> None:
     html = render_run(run).read_text(encoding="utf-8")
     assert len(html.encode()) < 10 * 1024 * 1024
     assert len(_payload(html)["turns"]) == 2000
+
+
+def test_unfinished_run_is_flagged_only_when_asked(hostile_run: Path) -> None:
+    (hostile_run / "RUN_INCOMPLETE").write_text("not finished\n")
+    # evaluate renders while its own mark is still there: no warning then.
+    assert "has not finished" not in render_run(hostile_run).read_text(encoding="utf-8")
+    html = render_run(hostile_run, flag_incomplete=True).read_text(encoding="utf-8")
+    assert "has not finished" in html
+
+
+def test_judge_agreement_panel_when_a_model_judge_ran(hostile_run: Path) -> None:
+    html = render_run(hostile_run).read_text(encoding="utf-8")
+    assert "Judge agreement: claude vs gold" in html
+    assert "κ = " in html
+
+
+def test_phase1_and_model_door_facts_from_the_summary(hostile_run: Path) -> None:
+    from memeval.summary import summarize
+
+    summary = summarize(read_results(hostile_run / "results.jsonl"))
+    summary["phase1"] = {"index_reachable_share": 0.5, "relevant_project_memories": 4,
+                         "by_category": {"direct": {"reachable": 2, "relevant": 4,
+                                                    "share": 0.5}}}
+    summary["llm"] = {"calls": 7, "cost_usd": 0.5, "max_cost": 0.5, "budget_exhausted": True,
+                      "calls_refused_by_budget": 3, "errors": 0, "price_table": "bundled"}
+    (hostile_run / "summary.json").write_text(json.dumps(summary))
+    html = render_run(hostile_run).read_text(encoding="utf-8")
+    assert "reaches 50 % of them" in html and "2 / 4" in html
+    assert "budget exhausted" in html and "3 calls refused" in html

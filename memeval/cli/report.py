@@ -27,7 +27,7 @@ def command(run: Path) -> None:
     from memeval.report import render_run
 
     try:
-        path = render_run(run)
+        path = render_run(run, flag_incomplete=True)
     except MemevalError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"report: {path}")

@@ -171,16 +171,25 @@ def histograms(values: Mapping[str, Sequence[float]], selectors: Sequence[str],
     return _svg(left + panel_w + 50, bottom + 10, body, "surfaced bytes per turn")
 
 
+def agreement_sides(entry: Mapping[str, Any]) -> tuple[str, str]:
+    """(rows, columns) judge names of an agreement record: `judge_a` labels the rows of
+    its confusion table (older summaries said `against` and `judge`)."""
+    if "judge_a" in entry:
+        return str(entry["judge_a"]), str(entry.get("judge_b", "gold"))
+    return str(entry.get("against", "gold")), str(entry.get("judge", "judge"))
+
+
 def confusion(entry: Mapping[str, Any]) -> Markup:
-    """A heatmap of one judge against gold: rows gold's verdict, columns the judge's."""
+    """A heatmap of one judge against another: rows one's verdicts, columns the other's."""
     table = entry.get("confusion") or {}
     labels = list(table) or ["relevant", "acceptable", "irrelevant"]
     seen = {c for row in table.values() for c in row}
     cols = [c for c in labels if c in seen] + sorted(seen - set(labels)) or labels
     peak = max([v for row in table.values() for v in row.values()] or [1]) or 1
-    cell, left, top = 54, 90, 34
-    body = [_text(left + cell * len(cols) / 2, 12, f"{entry.get('judge')} (columns)", "middle"),
-            _text(4, top - 6, f"{entry.get('against', 'gold')} (rows)")]
+    cell, left, top = 72, 96, 36
+    rows_name, cols_name = agreement_sides(entry)
+    body = [_text(left + cell * len(cols) / 2, 12, f"{cols_name} (columns)", "middle"),
+            _text(4, top - 18, f"{rows_name} (rows)")]
     for ci, c in enumerate(cols):
         body.append(_text(left + ci * cell + cell / 2, top - 4, c[:10], "middle", 'fill="#666"'))
     for ri, r in enumerate(labels):

@@ -85,7 +85,8 @@ def _charts_for(summary: Mapping[str, Any], selectors: list[str], main: str,
                                         else "surfaced bytes per turn (context cost)"),
         "cost_is_usd": paid,
         "bytes": _charts.histograms(surfaced, selectors),
-        "agreement": [{"entry": a, "svg": _charts.confusion(a)}
+        "agreement": [{"entry": a, "svg": _charts.confusion(a),
+                       "title": " vs ".join(_charts.agreement_sides(a))}
                       for a in summary.get("agreement") or []],
     }
 
@@ -96,7 +97,22 @@ SUMMARY_DEFAULTS: dict[str, Any] = {
 }
 
 
-def run_context(data: RunData) -> dict[str, Any]:
+def _phase1_rows(summary: Mapping[str, Any], selectors: list[str], main: str,
+                 ) -> dict[str, Any] | None:
+    """Startup-index reach per category beside each selector's recall (phase 1 vs 2)."""
+    phase1 = summary.get("phase1")
+    if not isinstance(phase1, dict) or not phase1.get("relevant_project_memories"):
+        return None
+    recall = {(str(r["selector"]), str(r["category"])): r.get("recall")
+              for r in summary.get("by_category") or [] if r.get("judge") == main}
+    rows = [{"category": category, **counts,
+             "recall": [recall.get((s, category)) for s in selectors]}
+            for category, counts in (phase1.get("by_category") or {}).items()]
+    return {"share": phase1.get("index_reachable_share"),
+            "total": phase1.get("relevant_project_memories"), "rows": rows}
+
+
+def run_context(data: RunData, *, flag_incomplete: bool = False) -> dict[str, Any]:
     """Everything `run.html.j2` needs, computed from the run folder's data."""
     payload = turn_payload(data.rows)
     # A summary from another memeval version may lack fields: show what exists.
@@ -120,21 +136,27 @@ def run_context(data: RunData) -> dict[str, Any]:
         "fingerprint": config.get("fingerprint"),
         "scenario_errors": config.get("scenario_errors") or [],
         "problems": list(data.problems),
-        "incomplete": (data.run_dir / INCOMPLETE_MARKER).exists(),
+        "incomplete": flag_incomplete and (data.run_dir / INCOMPLETE_MARKER).exists(),
         "invariants": list(data.invariants),
         "charts": _charts_for(data.summary, selectors, main, payload["turns"]),
+        "phase1": _phase1_rows(data.summary, selectors, main),
+        "llm": data.summary.get("llm") if isinstance(data.summary.get("llm"), dict) else None,
         "payload": payload,
     }
 
 
-def render_run(run_dir: Path | str) -> Path:
+def render_run(run_dir: Path | str, *, flag_incomplete: bool = False) -> Path:
     """Write `<run_dir>/index.html` from the folder's results and return its path.
 
     Args:
         run_dir: a folder written by `memeval run` (needs `results.jsonl`).
+        flag_incomplete: warn on the page when the folder is marked unfinished. Off
+            by default because `evaluate` renders the report just before it clears
+            that mark; `memeval report` turns it on, as a later re-render of a
+            still-marked folder means the run was interrupted.
     """
     data = load_run(Path(run_dir))
-    html = render("run.html.j2", **run_context(data))
+    html = render("run.html.j2", **run_context(data, flag_incomplete=flag_incomplete))
     target = data.run_dir / REPORT_FILE
     atomic_write_text(target, html)
     return target

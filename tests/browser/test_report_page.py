@@ -25,6 +25,7 @@ def test_report_opens_offline_without_errors(watched, real_run: Path, screenshot
     page = watched.page
     rows = read_results(real_run / "results.jsonl")
     assert page.locator("#summary-table tbody tr").count() == 3
+    assert page.locator(".warn, .bad").count() == 0  # a finished run, no broken side files
     assert page.locator("#charts svg").count() >= 4
     assert page.inner_text("#f-count") == f"{len(rows)} of {len(rows)} turns"
     page.screenshot(path=str(screenshots / "summary.png"))
