@@ -1,0 +1,88 @@
+"""Memory: the peak RSS of a long run must not grow with its length.
+
+Rows go to `results.jsonl` a session at a time, so a 10 000-turn run should need
+no more memory than a 1 000-turn one. Each length runs in a fresh subprocess
+(peak RSS is a per-process high-water mark) and reports two peaks: when the
+runner has written the last row, and after the summary and report, which read the
+finished results back by design.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench._core import Context, Figure, generated_suite
+
+TARGET_MB_PER_1000 = 1.0  # flat, within allocator noise
+TURNS_PER_SESSION = 10
+FILES = 10
+
+
+def peak_rss_mb() -> float:
+    # ru_maxrss is in kilobytes on Linux (bytes on macOS).
+    scale = 1 if sys.platform == "darwin" else 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
+
+
+def child(suite: str, run_dir: str) -> dict[str, Any]:
+    """Run the evaluation in this process and report its peaks (called in a subprocess)."""
+    from memeval.evaluate import RunConfig, _default_summarize, evaluate
+
+    peaks: dict[str, Any] = {"start": peak_rss_mb()}
+
+    def summarize(path: Path, extra: Any) -> dict[str, Any]:
+        peaks["runner"] = peak_rss_mb()
+        return _default_summarize(path, extra)
+
+    config = RunConfig(scenarios=(suite,), selectors=("oracle",), judges=("gold",),
+                       concurrency=2)
+    outcome = evaluate(config, Path(run_dir), progress=False, summarize=summarize)
+    peaks["total"] = peak_rss_mb()
+    peaks["rows"] = outcome.rows
+    return peaks
+
+
+def measure(ctx: Context, turns: int) -> dict[str, Any]:
+    suite = generated_suite(ctx.workdir / f"suite-{turns}",
+                            sessions=max(1, turns // TURNS_PER_SESSION), files=FILES,
+                            turns=min(turns, TURNS_PER_SESSION), seed=500)
+    code = ("import json, sys; from bench.memory import child; "
+            "print(json.dumps(child(sys.argv[1], sys.argv[2])))")
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-c", code, str(suite),
+                           str(ctx.workdir / f"run-{turns}")],
+                          capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"memory child for {turns} turns failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(ctx: Context) -> list[Figure]:
+    small, large = ctx.sizes.memory_turns
+    results = {}
+    for turns in (small, large):
+        ctx.log(f"memory: {turns}-turn run in a subprocess")
+        results[turns] = measure(ctx, turns)
+    a, b = results[small], results[large]
+    per_1000 = 1000 / (b["rows"] - a["rows"])
+    runner = (b["runner"] - a["runner"]) * per_1000
+    total = (b["total"] - a["total"]) * per_1000
+    return [
+        Figure(f"memory.runner.peak_mb.{large}", b["runner"], "MB",
+               note=f"{small} turns: {a['runner']:.0f} MB; interpreter at start "
+                    f"{a['start']:.0f} MB"),
+        Figure("memory.runner.mb_per_1000_turns", runner, "MB", TARGET_MB_PER_1000,
+               note="peak RSS growth while rows are written"),
+        Figure(f"memory.with_summary.peak_mb.{large}", b["total"], "MB",
+               note=f"{small} turns: {a['total']:.0f} MB"),
+        Figure("memory.with_summary.mb_per_1000_turns", total, "MB",
+               note="the summary and report read the whole results back"),
+    ]
