@@ -231,3 +231,14 @@ def test_phase1_and_model_door_facts_from_the_summary(hostile_run: Path) -> None
     html = render_run(hostile_run).read_text(encoding="utf-8")
     assert "reaches 50 % of them" in html and "2 / 4" in html
     assert "budget exhausted" in html and "3 calls refused" in html
+
+
+def test_repeats_show_pass_hat_k_and_each_repeat_is_a_turn(tmp_path: Path) -> None:
+    rows = synthetic_rows(turns=4, selectors=("bm25",))
+    again = [{**json.loads(json.dumps(r)), "repeat": 1, "selected": []} for r in rows]
+    run = tmp_path / "rep"
+    run.mkdir()
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows + again))
+    html = render_run(run).read_text(encoding="utf-8")
+    assert 'id="repeats-table"' in html and "pass^2" in html
+    assert len(_payload(html)["turns"]) == 8

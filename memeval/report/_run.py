@@ -93,7 +93,8 @@ def _charts_for(summary: Mapping[str, Any], selectors: list[str], main: str,
 
 SUMMARY_DEFAULTS: dict[str, Any] = {
     "rows": 0, "turns": 0, "scenarios": [], "selectors": [], "judges": [], "overall": [],
-    "by_category": [], "usage": {}, "counts": {}, "agreement": [], "created": None,
+    "by_category": [], "by_scenario": [], "usage": {}, "counts": {}, "agreement": [],
+    "created": None, "repeats": None,
 }
 
 
@@ -110,6 +111,34 @@ def _phase1_rows(summary: Mapping[str, Any], selectors: list[str], main: str,
             for category, counts in (phase1.get("by_category") or {}).items()]
     return {"share": phase1.get("index_reachable_share"),
             "total": phase1.get("relevant_project_memories"), "rows": rows}
+
+
+def _repeat_rows(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """pass^k and flip rate per selector, when the run had repeats."""
+    repeats = summary.get("repeats")
+    if not isinstance(repeats, dict):
+        return None
+    flips: dict[str, list[float]] = {}
+    for row in repeats.get("per_turn") or []:
+        if row.get("flip_rate") is not None:
+            flips.setdefault(str(row["selector"]), []).append(float(row["flip_rate"]))
+    table = repeats.get("pass_hat_k") or []
+    ks = sorted({k for r in table for k in r if k.startswith("pass^")},
+                key=lambda k: int(k.split("^")[1]))
+    return {"ks": ks, "rows": [{**r, "flip_rate": (sum(flips[str(r["selector"])]) /
+                                                   len(flips[str(r["selector"])]))
+                                if flips.get(str(r["selector"])) else None} for r in table]}
+
+
+def _scenario_rows(summary: Mapping[str, Any], selectors: list[str], main: str,
+                   ) -> list[dict[str, Any]]:
+    """F1 per scenario and selector (main judge), for the per-scenario table."""
+    cells: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for row in summary.get("by_scenario") or []:
+        if row.get("judge") == main:
+            cells.setdefault(str(row["scenario"]), {})[str(row["selector"])] = row
+    return [{"scenario": name, "cells": [cells[name].get(s) for s in selectors]}
+            for name in sorted(cells)]
 
 
 def run_context(data: RunData, *, flag_incomplete: bool = False) -> dict[str, Any]:
@@ -140,6 +169,8 @@ def run_context(data: RunData, *, flag_incomplete: bool = False) -> dict[str, An
         "invariants": list(data.invariants),
         "charts": _charts_for(data.summary, selectors, main, payload["turns"]),
         "phase1": _phase1_rows(data.summary, selectors, main),
+        "repeats": _repeat_rows(data.summary),
+        "by_scenario": _scenario_rows(data.summary, selectors, main),
         "llm": data.summary.get("llm") if isinstance(data.summary.get("llm"), dict) else None,
         "payload": payload,
     }
