@@ -100,6 +100,12 @@ def synthetic_rows(*, turns: int = 20, selectors: tuple[str, ...] = ("bm25", "re
             chosen += [headers[pick_rng.randrange(len(headers))]["filename"]
                        for _ in range(pick_rng.choice((0, 0, 1, 2)))]
             chosen = list(dict.fromkeys(chosen))[:5]
+            # Some turns fail (an error, never an empty answer) or are discarded because
+            # the model used no tool, so every drill-down path has data.
+            failed = t % 13 == 6
+            discarded = t % 9 == 4 and not failed
+            if failed:
+                chosen = []
             surfaced = [{
                 "key": memory_key(PROJECT_SCOPE, name), "scope": PROJECT_SCOPE,
                 "filename": name, "path": f"{MEMDIR}/{name}",
@@ -112,23 +118,27 @@ def synthetic_rows(*, turns: int = 20, selectors: tuple[str, ...] = ("bm25", "re
             cost = 0.0012 if selector.startswith("claude") else 0.0
             record = {
                 "turn_id": f"t{t % turns_per_scenario}", "query": query, "repeat": 0,
-                "recall_mode": True, "compat": "faithful", "skipped": None, "mentions": [],
+                "recall_mode": True, "compat": "faithful", "mentions": [],
                 "dirs": [{"scope": PROJECT_SCOPE, "memory_dir": MEMDIR, "scanned": len(headers),
                           "candidates": candidates,
                           "manifest": manifest, "called": True, "raw_names": chosen,
                           "raw_output": json.dumps({"selected_memories": chosen}),
-                          "valid": chosen, "invalid": [], "error": None,
+                          "valid": chosen, "invalid": [],
+                          "error": "APITimeoutError: request timed out" if failed else None,
                           "usage": _usage(1 if cost else 0, cost)}],
                 "recent_tools": ["Bash"] if t % 3 == 0 else [],
                 "tool_events": [{"tool": "Bash", "ok": True, "path": None}] if t % 3 == 0 else [],
                 "picked": [{k: s[k] for k in ("key", "scope", "filename", "path", "mtime_ms")}
                            for s in surfaced],
-                "dropped": [], "surfaced": surfaced, "discarded": [],
+                "dropped": [], "surfaced": [] if discarded else surfaced,
+                "discarded": surfaced if discarded else [],
+                "skipped": "no-tool-use-discarded" if discarded and surfaced else None,
                 "attachment": None,
-                "system_reminders": [render_system_reminder(s["header"], s["content"])
-                                     for s in surfaced],
+                "system_reminders": [] if discarded else [
+                    render_system_reminder(s["header"], s["content"]) for s in surfaced],
                 "surfaced_bytes_before": 0, "surfaced_bytes_after": 0,
-                "usage": _usage(1 if cost else 0, cost), "errors": [],
+                "usage": _usage(1 if cost else 0, cost),
+                "errors": ["selector: APITimeoutError: request timed out"] if failed else [],
             }
             for judge in judges:
                 gold = judge == "gold"
@@ -144,12 +154,14 @@ def synthetic_rows(*, turns: int = 20, selectors: tuple[str, ...] = ("bm25", "re
                     "why": "synthetic labels", "selector": selector, "judge": judge,
                     "repeat": 0, "query": query, "relevant": relevant, "acceptable": [],
                     "candidates": [m["filename"] for m in headers], "selected": chosen,
-                    "discarded": False, "skipped": None, "verdicts": verdicts,
+                    "discarded": bool(record["discarded"]), "skipped": record["skipped"],
+                    "verdicts": verdicts,
                     "candidate_verdicts": None,
                     "surfaced_bytes": sum(len(s["content"].encode()) for s in surfaced),
                     "selector_usage": record["usage"],
                     "judge_usage": _usage(0 if gold else 1, 0.0 if gold else 0.002),
-                    "startup_reachable": {}, "errors": [], "error": None,
+                    "startup_reachable": {}, "errors": list(record["errors"]),
+                    "error": "; ".join(record["errors"]) or None,
                     "record": record, "unit_size": 0,
                 })
     sizes: dict[tuple[str, str], int] = {}

@@ -157,3 +157,18 @@ def test_two_thousand_turn_report_is_small_and_quick(watched, big_run: Path) -> 
     assert page.locator("#drill pre.query").is_visible()
     (big_run / "load_seconds.json").write_text(json.dumps({"seconds": seconds}))
     watched.assert_clean()
+
+
+def test_error_and_discarded_turns_explain_themselves(watched, tmp_path: Path) -> None:
+    run = write_synthetic_run(tmp_path / "odd", turns=20, selectors=("bm25", "recency"))
+    watched.open(render_run(run))
+    page = watched.page
+    page.select_option("#f-outcome", "error")
+    assert all("error" in r["tags"] for r in _visible_rows(page))
+    page.locator("#turn-table tbody tr").first.click()
+    assert "APITimeoutError" in page.locator("#drill .bad").inner_text()
+    page.select_option("#f-outcome", "discarded")
+    page.locator("#turn-table tbody tr").first.click()
+    assert page.locator("#drill .b-discarded").count() >= 1
+    assert page.locator("#drill pre.reminder").first.inner_text().startswith("<system-reminder>")
+    watched.assert_clean()
