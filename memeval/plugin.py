@@ -255,6 +255,7 @@ class _State:
     judged_name: str | None = None
     configured_llm: bool = False
     specs_checked: bool = False
+    spec_error: str | None = None
     summary: dict[str, Any] | None = None
     gate: GateResult | None = None
     gate_error: str | None = None
@@ -343,12 +344,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     state = _state(metafunc.config)
     if not state.specs_checked:
+        state.specs_checked = True
         try:
             state.store.validate_specs()
         except MemevalError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        state.specs_checked = True
-    cases = state.store.cases()
+            # Raised here it would be one module's collection error; raised after
+            # collection it is pytest's usage error: one line, exit code 4.
+            state.spec_error = str(exc)
+    cases = [] if state.spec_error else state.store.cases()
     for name in wanted:
         metafunc.parametrize(name, cases, ids=[c.id for c in cases], indirect=True)
 
@@ -357,6 +360,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
                                   items: list[pytest.Item]) -> None:
     state = _state(config)
+    if state.spec_error:
+        raise pytest.UsageError(state.spec_error)
     grouping = config.pluginmanager.hasplugin("xdist")
     judged: list[pytest.Item] = []
     for item in items:
@@ -439,7 +444,9 @@ def _turn_result(request: pytest.FixtureRequest) -> TurnResult:
         raise pytest.UsageError(f"{request.fixturename} is parametrized by the memeval "
                                 "plugin; request it from a test function, not another fixture")
     if case.load_error is not None:
-        pytest.fail(case.load_error, pytrace=False)
+        from memeval.suite import TurnResult
+
+        return TurnResult(case, (), (case.load_error,))  # fails in the test, not setup
     return _state(request.config).store.result(case)
 
 
@@ -625,6 +632,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
     if state.summary is not None:
         write(state.summary.get("table", ""))
         write(f"run folder: {state.run_dir}")
+        if state.store.report_error:
+            write(f"warning: {state.store.report_error}", yellow=True)
     if state.gate_error:
         terminalreporter.write_sep("-", "memeval gate: ERROR", red=True)
         write(state.gate_error)

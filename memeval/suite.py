@@ -9,6 +9,7 @@ imports pytest: the plugin wires it in, and the logic is testable on its own.
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -175,6 +176,8 @@ class TurnResult:
         return tuple(self.record.get("errors") or ())
 
     def judge_error(self, judge: str) -> str | None:
+        if self.case.load_error is not None:
+            return self.case.load_error
         row = self.row(judge)
         if row is None:
             return f"no row for judge {judge}"
@@ -199,6 +202,8 @@ class TurnResult:
 
     def failure(self) -> str | None:
         """Why the item fails: broken invariants or errors; None when it passes."""
+        if self.case.load_error is not None:
+            return self.case.load_error
         lines = [*self.problems, *(f"error: {e}" for e in self.selection_errors)]
         if not lines:
             return None
@@ -228,6 +233,7 @@ class SuiteStore:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _built_judges: list[Judge] | None = None
     foreign: dict[UnitKey, list[dict[str, Any]]] = field(default_factory=dict)
+    report_error: str | None = None
 
     # -- collection ---------------------------------------------------------------------
     def loaded(self) -> LoadResult:
@@ -336,7 +342,11 @@ class SuiteStore:
             write_json(run_dir / CONFIG_FILE, {**record, "source": "pytest",
                                                "scenario_errors": [
                                                    str(e) for e in self.loaded().errors]})
-            summary = write_summary_and_report(run_dir)
+            try:
+                summary = write_summary_and_report(run_dir)
+            except Exception as exc:  # a report bug must not lose the run: summary is on disk
+                self.report_error = f"{REPORT_FILE} not written ({type(exc).__name__}: {exc})"
+                summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
             writer.mark_complete()
         return summary
 
