@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 # Imported here once: pytester forgets modules first imported by an inner run.
-import memeval.evaluate  # noqa: F401
-import memeval.gate  # noqa: F401
-import memeval.llm  # noqa: F401
+import memeval.evaluate
+import memeval.gate
+import memeval.llm
 import memeval.plugin
-import memeval.report  # noqa: F401
-import memeval.suite  # noqa: F401
-import memeval.summary  # noqa: F401
-import memeval.testing  # noqa: F401
+import memeval.report
+import memeval.suite
+import memeval.summary
+import memeval.testing
 from memeval.results import read_results
 
 pytest_plugins = ["pytester"]
