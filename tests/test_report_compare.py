@@ -148,3 +148,10 @@ def test_compare_json_has_no_nan(runs, tmp_path: Path) -> None:
     assert "NaN" not in text
     assert not any(isinstance(v, float) and math.isnan(v)
                    for v in json.loads(text)["pairs"][0]["overall"]["f1"].values())
+
+
+def test_an_empty_run_is_named(runs, tmp_path: Path) -> None:
+    a, _ = runs
+    empty = _write(tmp_path / "empty", [])
+    with pytest.raises(MemevalError, match=r"run B \(.*empty\) has no results"):
+        compare_runs(a, empty)

@@ -104,6 +104,10 @@ def _changes(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> dict[str, Any]:
 
 
 def _judge(a: RunData, b: RunData) -> str:
+    for name, run in (("A", a), ("B", b)):
+        if not run.rows:
+            raise MemevalError(f"run {name} ({run.run_dir}) has no results yet; finish or "
+                               "rerun it before comparing")
     judges_a = {str(r.get("judge")) for r in a.rows}
     judges_b = {str(r.get("judge")) for r in b.rows}
     common = judges_a & judges_b
