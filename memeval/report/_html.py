@@ -16,13 +16,13 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-# Forbids every fetch: no network, no frames, no forms; only inline style and script
-# and data: images (none are used today, but a screenshot-friendly favicon could be).
+# Forbids every fetch: no network, no frames, no forms, no base URL. Inline style and
+# script are the page's own; data: images are the only images allowed.
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
        "img-src data:; base-uri 'none'; form-action 'none'")
 
-_JSON_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
-                 0x2028: "\\u2028", 0x2029: "\\u2029"}
+_JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                 ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
 def _finite(value: Any) -> Any:
@@ -39,7 +39,9 @@ def script_json(data: Any) -> Markup:
     """`data` as JSON that is safe inside a `<script type="application/json">` block."""
     text = json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False, default=str)
-    return Markup(text.translate(_JSON_ESCAPES))
+    for raw, escaped in _JSON_ESCAPES:  # str.replace: much faster than translate on MBs
+        text = text.replace(raw, escaped)
+    return Markup(text)
 
 
 def fmt(value: Any, digits: int = 3) -> str:
