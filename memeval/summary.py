@@ -224,7 +224,7 @@ def headline_table(overall: Sequence[Mapping[str, Any]]) -> str:
 
 def write_summary_and_report(run_dir: Path, extra: Mapping[str, Any] | None = None,
                              ) -> dict[str, Any]:
-    """Write `summary.json` (and `index.html` when the report package is present).
+    """Write `summary.json`, then `index.html` from it.
 
     Args:
         run_dir: the run folder.
@@ -233,9 +233,7 @@ def write_summary_and_report(run_dir: Path, extra: Mapping[str, Any] | None = No
     summary = summarize(read_results(run_dir / RESULTS_FILE), run_dir=run_dir)
     summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)
-    try:
-        from memeval.report import render_run
-    except ImportError:
-        return summary
+    from memeval.report import render_run  # the report reads summary.json back
+
     render_run(run_dir)
     return summary
