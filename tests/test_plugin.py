@@ -200,22 +200,35 @@ def _recorder():
     return module
 
 
-@pytest.fixture
-def judged(project, monkeypatch):
-    """The project with the judged suite and a cassette recorded from the fake server."""
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The judged suite's exchanges on the tiny scenario (oracle and all), recorded once
+    from the fake server through the same session units the plugin runs."""
+    from memeval.evaluate import RunConfig
+    from memeval.llm import build_client, set_default_client
+    from memeval.suite import SuiteStore
     from memeval.testing import FakeMessagesServer
 
-    shutil.copy(SUITES / "test_selection_judged.py", project.path)
-    raw = project.path / "raw.jsonl"
-    with FakeMessagesServer() as server, monkeypatch.context() as env:
-        env.setenv("ANTHROPIC_BASE_URL", server.url)
+    raw = tmp_path_factory.mktemp("cassette") / "raw.jsonl"
+    store = SuiteStore(RunConfig(scenarios=(str(TINY),), selectors=("oracle", "all")))
+    store.add_judge("claude")
+    with FakeMessagesServer() as server, pytest.MonkeyPatch.context() as env:
         env.setenv("ANTHROPIC_API_KEY", "plugin-test-key-123")
-        recorded = run(project, "test_selection_judged.py", "--memeval-record", str(raw),
-                       "--memeval-report", "rec", "--memeval-selector", "oracle",
-                       "--memeval-selector", "all")
-    assert recorded.ret == 0, recorded.stdout.str()
-    cassette = project.path / "cassettes" / "judged.jsonl"
-    _recorder().normalize(raw, cassette)
+        set_default_client(build_client(record=raw, cache=False, base_url=server.url))
+        try:
+            for case in store.cases():
+                assert store.result(case).judge_error("claude:claude-sonnet-4-6") is None
+        finally:
+            set_default_client(None)
+    return raw
+
+
+@pytest.fixture
+def judged(project: pytest.Pytester, recorded: Path) -> pytest.Pytester:
+    """The project with the judged suite and its normalized cassette."""
+    shutil.copy(SUITES / "test_selection_judged.py", project.path)
+    shutil.copy(recorded, project.path / "raw.jsonl")
+    _recorder().normalize(recorded, project.path / "cassettes" / "judged.jsonl")
     return project
 
 
