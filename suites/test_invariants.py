@@ -80,6 +80,7 @@ HOSTILE_LITERALS = (
     "./a.md", "a.md/", "sub//a.md", "A.MD", "caf\u0065\u0301.md",
 )
 NON_STRINGS = (42, None, ["a.md"], 1.5, b"a.md")
+STRAY_SLOTS = ("{stray0}", "{stray1}", "{stray2}")  # files on disk that are not candidates
 
 
 # ------------------------------------------------------------------ the world
@@ -182,6 +183,10 @@ class World:
     def repo(self) -> Path:
         return self.root / "repo"
 
+    def show(self, path: str | Path) -> str:
+        """A path as the listing names it: relative to the world's root."""
+        return os.path.relpath(path, self.root)
+
     def placeholders(self) -> dict[str, str]:
         return {"{outside}": str(self.outside), "{project}": str(self.project_dir),
                 "{agent}": str(self.agent_dirs["rev"])}
@@ -259,23 +264,43 @@ class Hostile(AdversarialSelector):
 
     name = "hostile"
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, case: Case) -> None:
         super().__init__(())
         self.world = world
         self.raise_error = False
+        # Files that exist in each memdir but are not memories: the index, non-.md
+        # files, and what links out lead to. `{stray<i>}` names the i-th of them.
+        self.strays: dict[str, list[str]] = {
+            str(world.project_dir): strays(case.project, case.links)}
+        for agent, files in case.agents:
+            self.strays[str(world.agent_dirs[agent])] = strays(files, ())
 
     def answer(self, request: SelectionRequest) -> SelectionResult:
         if self.raise_error:
             raise RuntimeError("selector exploded")
         built = super().answer(request).names
-        names = tuple(self._fill(n) for n in built)
+        names = tuple(self._fill(n, request) for n in built)
         return SelectionResult(names=names, raw_output=f"hostile: {names!r}")
 
-    def _fill(self, name: Any) -> Any:
-        if isinstance(name, str):
-            for key, value in self.world.placeholders().items():
-                name = name.replace(key, value)
+    def _fill(self, name: Any, request: SelectionRequest) -> Any:
+        if not isinstance(name, str):
+            return name
+        for key, value in self.world.placeholders().items():
+            name = name.replace(key, value)
+        found = self.strays.get(str(request.memory_dir)) or ["MEMORY.md"]
+        for i in range(len(STRAY_SLOTS)):
+            name = name.replace(f"{{stray{i}}}", found[i % len(found)])
         return name
+
+
+def strays(files: tuple[FileSpec, ...], links: tuple[str, ...]) -> list[str]:
+    out = [f.rel for f in files
+           if f.rel.rsplit("/", 1)[-1] == "MEMORY.md" or not f.rel.endswith(".md")]
+    if "dir-out" in links:
+        out += [f"linked/{rel}" for rel in OUTSIDE_FILES]
+    if "file-out" in links:
+        out.append("ln.md")
+    return out
 
 
 # ------------------------------------------------------------------ running
@@ -296,11 +321,12 @@ class Outcome:
 
 def run_case(case: Case, compat: Compat, root: Path) -> Outcome:
     world = build_world(case, root)
-    selector = Hostile(world)
+    selector = Hostile(world, case)
     session = Session(world.base, world.repo, selector=selector, agents=AGENT_SCOPES,
                       now_ms=NOW_MS, compat=compat)
     outcome = Outcome(world, compat)
-    note(f"compat: {compat.preset_name}")
+    # Hypothesis prints how the case was built; this prints what it is, as a listing.
+    note(f"compat: {compat.preset_name}\nworld (shrunk):{case!r}\nwhat each turn did:")
     for spec in case.turns:
         if spec.compact_before:
             session.compact()
@@ -344,25 +370,31 @@ ALL_MOVES = (
     *(Move("pick", i) for i in range(10)),
     *(Move(kind, i) for kind in ("absolute", "parent", "case", "nfd", "nfc") for i in range(4)),
     *(Move("literal", name) for name in HOSTILE_LITERALS),
+    *(Move("literal", slot) for slot in STRAY_SLOTS),
 )
+GREEDY = tuple(Move("pick", i) for i in range(10))
 
 
-def file_specs(max_files: int) -> st.SearchStrategy[tuple[FileSpec, ...]]:
+def file_specs(sizes: tuple[int, ...]) -> st.SearchStrategy[tuple[FileSpec, ...]]:
+    """Memdirs of one of the given sizes (plain `st.lists` stays too small to fill
+    the cap of five)."""
     spec = st.builds(
         lambda rel, content, meta: FileSpec(rel, content[0], content[1], content[2], *meta),
         st.sampled_from(RELS), st.sampled_from(CONTENTS), st.sampled_from(METAS),
     )
-    return st.lists(spec, max_size=max_files, unique_by=lambda f: f.rel).map(tuple)
+    return st.sampled_from(sizes).flatmap(
+        lambda k: st.lists(spec, min_size=k, max_size=k, unique_by=lambda f: f.rel).map(tuple))
 
 
 # One turn in ten is odd in each way: a single word, a selector that raises, a
-# non-string in the answer (which spoils the whole answer), compaction, no tool use.
+# non-string in the answer (which spoils the whole answer), compaction, no tool use,
+# and two in ten have a greedy selector naming ten candidates.
 FLAGS = tuple(range(10))
 turns = st.builds(
     lambda mentions, moves, odd, extra, reads: TurnSpec(
         mentions=tuple(mentions),
         moves=(*moves, Move("nonstring", NON_STRINGS[extra % len(NON_STRINGS)]))
-        if odd == 3 else tuple(moves),
+        if odd == 3 else (*GREEDY, *moves) if odd in (6, 7) or extra == 6 else tuple(moves),
         single_word=odd == 1,
         raise_error=odd == 2,
         compact_before=odd == 4 or extra == 4,
@@ -378,8 +410,9 @@ turns = st.builds(
 
 cases = st.builds(
     Case,
-    project=file_specs(7),
-    agents=st.lists(st.tuples(st.sampled_from(MEMDIR_AGENTS), file_specs(4)), max_size=2,
+    project=file_specs((0, 1, 3, 6, 8, 10)),
+    agents=st.lists(st.tuples(st.sampled_from(MEMDIR_AGENTS), file_specs((0, 2, 4, 6))),
+                    max_size=2,
                     unique_by=lambda a: a[0]).map(tuple),
     links=st.lists(st.sampled_from(LINK_KINDS), unique=True, max_size=3).map(tuple),
     turns=st.lists(turns, min_size=1, max_size=3).map(tuple),
@@ -398,6 +431,10 @@ AGENT_BOTH_WAYS = Case(project=(), agents=(("rev", (_f("a.md"),)),), turns=(
 QUOTED_AGENT_PREFIX = Case(project=(_f("a.md"),), agents=(("my-agent-x", (_f("b.md"),)),),
                            turns=(TurnSpec(mentions=(("my-agent-x", True),),
                                            moves=(Move("pick", 0),)),))
+OVER_CAP = Case(project=tuple(_f(f"m{i}.md", age=i) for i in range(7)), turns=(
+    TurnSpec(moves=GREEDY),))
+STRAY_FILES = Case(project=(_f("a.md"), _f("MEMORY.md"), _f("c.txt"), _f("sub/MEMORY.md")),
+                   turns=(TurnSpec(moves=tuple(Move("literal", s) for s in STRAY_SLOTS)),))
 SYMLINK_OUT = Case(project=(_f("a.md"),), links=("dir-out", "file-out"), turns=(
     TurnSpec(moves=(Move("literal", "linked/secret.md"), Move("literal", "ln.md"))),))
 
@@ -441,7 +478,7 @@ def _inside(path: str, root: str | Path) -> bool:
 
 # --------------------------------------------------------------- invariants
 @pytest.mark.parametrize("compat", compat_cases())
-@property_test(SYMLINK_OUT)
+@property_test(STRAY_FILES, SYMLINK_OUT)
 def test_memory_md_is_never_a_candidate_selected_or_surfaced(compat: Compat, case: Case) -> None:
     def invariant(out: Outcome) -> None:
         for run in out.runs:
@@ -456,7 +493,7 @@ def test_memory_md_is_never_a_candidate_selected_or_surfaced(compat: Compat, cas
 
 
 @pytest.mark.parametrize("compat", compat_cases())
-@property_test(DUPLICATE_NAMES, AGENT_BOTH_WAYS)
+@property_test(OVER_CAP, DUPLICATE_NAMES, AGENT_BOTH_WAYS)
 def test_at_most_five_memories_surface_per_turn(compat: Compat, case: Case) -> None:
     def invariant(out: Outcome) -> None:
         for run in out.runs:
@@ -504,7 +541,7 @@ def test_no_path_surfaces_twice_in_a_session_until_compaction(compat: Compat, ca
             if run.compacted_before:
                 seen.clear()
             for path in run.record.surfaced_paths:
-                assert path not in seen, f"{path} surfaced again"
+                assert path not in seen, f"{out.world.show(path)} surfaced again"
                 seen.add(path)
 
     check(case, compat, invariant)
@@ -519,9 +556,9 @@ def test_agent_turn_surfaces_only_that_agents_memdir(compat: Compat, case: Case)
             for s in (*run.record.surfaced, *run.record.discarded):
                 if intended:
                     assert any(_inside(s.path, out.world.agent_dirs[a]) for a in intended), (
-                        f"{s.path} is outside the memdirs of {intended}")
+                        f"{out.world.show(s.path)} is outside the memdirs of {intended}")
                 else:
-                    assert _inside(s.path, out.world.project_dir), s.path
+                    assert _inside(s.path, out.world.project_dir), out.world.show(s.path)
                     assert not any(_inside(s.path, d) for d in out.world.agent_dirs.values())
 
     check(case, compat, invariant)
@@ -539,19 +576,20 @@ def test_no_file_outside_the_scoped_memdirs_is_ever_opened(compat: Compat, case:
                 if not _inside(real, world_root):
                     continue  # the interpreter's own files (lazy imports, templates)
                 assert any(_inside(real, d) for d in scoped), (
-                    f"{kind} {path} (really {real}) is outside the memdirs in scope {scoped}")
+                    f"{kind} {out.world.show(path)} (really {out.world.show(real)}) is outside "
+                    f"the memdirs in scope {[out.world.show(d) for d in scoped]}")
 
     check(case, compat, invariant)
 
 
 @pytest.mark.parametrize("compat", compat_cases())
-@property_test(SYMLINK_OUT, DUPLICATE_NAMES)
+@property_test(STRAY_FILES, SYMLINK_OUT, DUPLICATE_NAMES)
 def test_every_surfaced_memory_was_a_listed_candidate(compat: Compat, case: Case) -> None:
     def invariant(out: Outcome) -> None:
         for run in out.runs:
             listed = {str(h.file_path) for h in run.record.candidates}
             for s in (*run.record.surfaced, *run.record.discarded):
-                assert s.path in listed
+                assert s.path in listed, f"{out.world.show(s.path)} was never a candidate"
 
     check(case, compat, invariant)
 
