@@ -333,12 +333,14 @@ class SuiteStore:
         from memeval.summary import write_summary_and_report
 
         selectors = sorted({key[1] for key in units})
+        # From the rows: an xdist controller never planned the workers' judges itself.
+        judges = sorted({row["judge"] for rows in units.values() for row in rows})
         with ResultsWriter(run_dir) as writer:
             for rows in units.values():
                 writer.append_unit(rows)
-            config = replace(self.config, selectors=tuple(selectors), judges=tuple(self.judges))
+            config = replace(self.config, selectors=tuple(selectors), judges=tuple(judges))
             record = run_config_record(config, [resolve_selector(s) for s in selectors],
-                                       self.built_judges())
+                                       [resolve_judge(j) for j in judges])
             write_json(run_dir / CONFIG_FILE, {**record, "source": "pytest",
                                                "scenario_errors": [
                                                    str(e) for e in self.loaded().errors]})

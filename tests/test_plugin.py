@@ -239,6 +239,8 @@ def test_judged_suite_replays_its_cassette_with_no_key_and_no_network(judged):
     result.assert_outcomes(passed=2 * TURNS)
     judges = {r["judge"] for r in rows_of(judged.path / "out")}
     assert judges == {"gold", "claude:claude-sonnet-4-6"}
+    config = json.loads((judged.path / "out" / "config.json").read_text())
+    assert [j["name"] for j in config["judges"]] == ["claude:claude-sonnet-4-6", "gold"]
     result.stdout.fnmatch_lines(["*oracle*claude:claude-sonnet-4-6*"])
 
 
