@@ -296,7 +296,9 @@ def _is_worker(config: pytest.Config) -> bool:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("memeval", "memeval: memory re-injection evaluation")
     for option in OPTIONS:
-        kwargs: dict[str, Any] = {"dest": option.dest, "default": None, "help": option.help}
+        # argparse %-formats help texts; the ini listing does not
+        kwargs: dict[str, Any] = {"dest": option.dest, "default": None,
+                                  "help": option.help.replace("%", "%%")}
         if option.kind == "list":
             kwargs["action"] = "append"
         if option.kind == "choice":
