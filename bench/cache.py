@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from bench._core import Context, Figure, generated_suite, ratio
-from bench._fake import fake_api
+from bench._fake import fake_api_process, model_calls
 from bench.concurrency import no_summary
 from memeval.evaluate import LLMOptions, RunConfig, evaluate
 
@@ -28,21 +28,18 @@ def run(ctx: Context) -> list[Figure]:
     config = RunConfig(scenarios=(str(suite),), selectors=("claude",), judges=("gold",),
                        concurrency=4, llm=LLMOptions(cache=str(ctx.workdir / "llm.sqlite")))
 
-    def timed(run_dir: Path) -> float:
+    def timed(run_dir: Path) -> tuple[float, int]:
         started = time.perf_counter()
         evaluate(config, run_dir, progress=False, summarize=no_summary)
-        return time.perf_counter() - started
+        return time.perf_counter() - started, model_calls()
 
-    with fake_api(latency=sizes.latency_s) as server:
+    with fake_api_process(sizes.latency_s):
         ctx.log("cache: first run")
-        first = timed(ctx.workdir / "first")
-        first_calls = len(server.message_requests())
+        first, first_calls = timed(ctx.workdir / "first")
         ctx.log("cache: rerun into a new folder")
-        again = timed(ctx.workdir / "again")
-        again_calls = len(server.message_requests()) - first_calls
+        again, again_calls = timed(ctx.workdir / "again")
         ctx.log("cache: resume the first folder")
-        resumed = timed(ctx.workdir / "first")
-        resumed_calls = len(server.message_requests()) - first_calls - again_calls
+        resumed, resumed_calls = timed(ctx.workdir / "first")
     return [
         Figure("cache.rerun.model_calls", again_calls, "", TARGET_CALLS, "==",
                note=f"first run made {first_calls}"),

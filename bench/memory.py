@@ -25,8 +25,19 @@ FILES = 10
 
 
 def peak_rss_mb() -> float:
-    # ru_maxrss is in kilobytes on Linux (bytes on macOS).
-    scale = 1 if sys.platform == "darwin" else 1024
+    """This process's peak resident set size so far.
+
+    Linux's `ru_maxrss` survives `exec`, so a child started by a big parent would
+    report the parent's peak; the kernel's `VmHWM` belongs to the new image alone.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, else kB
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
