@@ -23,5 +23,9 @@ def test_selection_judged(memeval_judged_turn, pytestconfig):
     from memeval.plugin import judged_name
 
     problem = memeval_judged_turn.judge_error(judged_name(pytestconfig))
+    if problem and "CassetteMiss" in problem:
+        problem += ("\n(a prompt, model, selector or fixture changed since the cassette was "
+                    "recorded: run `python suites/cassettes/record.py`, or pass "
+                    "--memeval-record with a key)")
     if problem:
         pytest.fail(f"{memeval_judged_turn.case.id}: {problem}", pytrace=False)
