@@ -409,6 +409,8 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
             futures = {pool.submit(run_unit, u, config, judges, tick): u for u in todo}
             for future in as_completed(futures):
                 writer.append_unit(future.result())
+                # Its rows are on disk now; a finished future would hold them to the end.
+                del futures[future]
         bar.close()
         extra = {"llm": llm_client.summary()} if llm_client is not None else {}
         summary = (summarize or _default_summarize)(run_dir, extra)
