@@ -1,10 +1,11 @@
 """Memory: the peak RSS of a long run must not grow with its length.
 
 Rows go to `results.jsonl` a session at a time, so a 10 000-turn run should need
-no more memory than a 1 000-turn one. Each length runs in a fresh subprocess
-(peak RSS is a per-process high-water mark) and reports two peaks: when the
-runner has written the last row, and after the summary and report, which read the
-finished results back by design.
+no more memory than a 1 000-turn one. Both runs evaluate the same scenarios (the
+long one with `repeats`), so what is held for the input is the same and any growth
+is the results'. Each length runs in a fresh subprocess (peak RSS is a per-process
+high-water mark) and reports two peaks: when the runner has written the last row,
+and after the summary and report, which read the finished results back by design.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
-def child(suite: str, run_dir: str) -> dict[str, Any]:
+def child(suite: str, run_dir: str, repeats: int) -> dict[str, Any]:
     """Run the evaluation in this process and report its peaks (called in a subprocess)."""
     from memeval.evaluate import RunConfig, _default_summarize, evaluate
 
@@ -52,36 +53,35 @@ def child(suite: str, run_dir: str) -> dict[str, Any]:
         return _default_summarize(path, extra)
 
     config = RunConfig(scenarios=(suite,), selectors=("oracle",), judges=("gold",),
-                       concurrency=2)
+                       concurrency=2, repeats=repeats)
     outcome = evaluate(config, Path(run_dir), progress=False, summarize=summarize)
     peaks["total"] = peak_rss_mb()
     peaks["rows"] = outcome.rows
     return peaks
 
 
-def measure(ctx: Context, turns: int) -> dict[str, Any]:
-    suite = generated_suite(ctx.workdir / f"suite-{turns}",
-                            sessions=max(1, turns // TURNS_PER_SESSION), files=FILES,
-                            turns=min(turns, TURNS_PER_SESSION), seed=500)
+def measure(ctx: Context, suite: Path, repeats: int) -> dict[str, Any]:
     code = ("import json, sys; from bench.memory import child; "
-            "print(json.dumps(child(sys.argv[1], sys.argv[2])))")
+            "print(json.dumps(child(sys.argv[1], sys.argv[2], int(sys.argv[3]))))")
     root = str(Path(__file__).resolve().parent.parent)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     done = subprocess.run([sys.executable, "-c", code, str(suite),
-                           str(ctx.workdir / f"run-{turns}")],
+                           str(ctx.workdir / f"run-x{repeats}"), str(repeats)],
                           capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"memory child for {turns} turns failed:\n{done.stderr[-2000:]}")
+        raise RuntimeError(f"memory child (repeats {repeats}) failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def run(ctx: Context) -> list[Figure]:
     small, large = ctx.sizes.memory_turns
+    suite = generated_suite(ctx.workdir / "suite", sessions=max(1, small // TURNS_PER_SESSION),
+                            files=FILES, turns=min(small, TURNS_PER_SESSION), seed=500)
     results = {}
     for turns in (small, large):
         ctx.log(f"memory: {turns}-turn run in a subprocess")
-        results[turns] = measure(ctx, turns)
+        results[turns] = measure(ctx, suite, max(1, turns // small))
     a, b = results[small], results[large]
     per_1000 = 1000 / (b["rows"] - a["rows"])
     runner = (b["runner"] - a["runner"]) * per_1000
