@@ -21,6 +21,7 @@ from bench._core import DEFAULT, QUICK, TINY, Context, Figure, Sizes, table, wri
 
 # name -> module; each module has `run(ctx) -> list[Figure]`. Order is the table's.
 BENCHMARKS: dict[str, str] = {
+    "env": "bench.env",
     "scan": "bench.scan",
     "overhead": "bench.overhead",
     "concurrency": "bench.concurrency",

@@ -11,7 +11,11 @@ mock output carries its own usage: without it the mock model counts tokens with
 tiktoken, which downloads its encodings and fails offline.
 
 Per-turn cost is the slope between two run lengths, so the fixed start-up of each
-harness (imports, log setup, summary of an empty run) cancels out.
+harness (imports, log setup, summary of an empty run) cancels out. memeval's turn
+is split in two: the time inside `Session.turn` (the system under test: scan,
+manifest, selection, surfacing reads, which inspect_ai's task does not do) and the
+rest, the harness proper (materializing the memdir, startup context, judging, rows,
+results.jsonl, summary and report); the target is about the harness proper.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import memeval.evaluate
 from bench._core import Context, Figure, generated_suite, ratio
 from memeval.evaluate import RunConfig, evaluate
 from memeval.memdir import format_memory_manifest, scan_memory_files
@@ -39,12 +46,35 @@ def _suite(ctx: Context, turns: int) -> Path:
                            files=ctx.sizes.overhead_files, turns=per, seed=100)
 
 
-def time_memeval(ctx: Context, suite: Path, label: str) -> tuple[float, int]:
+@contextmanager
+def session_clock() -> Iterator[list[float]]:
+    """Seconds spent inside each turn's Session work, while the block runs."""
+    spent: list[float] = []
+    original = memeval.evaluate.play_turn
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - started)
+
+    memeval.evaluate.play_turn = timed
+    try:
+        yield spent
+    finally:
+        memeval.evaluate.play_turn = original
+
+
+def time_memeval(ctx: Context, suite: Path, label: str) -> tuple[float, float, int]:
+    """(wall seconds, seconds inside Session turns, rows) of one evaluate run."""
     config = RunConfig(scenarios=(str(suite),), selectors=("oracle",), judges=("gold",),
                        concurrency=1)
-    started = time.perf_counter()
-    outcome = evaluate(config, ctx.workdir / f"run-{label}", progress=False)
-    return time.perf_counter() - started, outcome.rows
+    with session_clock() as spent:
+        started = time.perf_counter()
+        outcome = evaluate(config, ctx.workdir / f"run-{label}", progress=False)
+        elapsed = time.perf_counter() - started
+    return elapsed, sum(spent), outcome.rows
 
 
 def side_queries(suite: Path) -> list[tuple[str, str]]:
@@ -93,16 +123,24 @@ def time_inspect(ctx: Context, samples: list[tuple[str, str]], label: str) -> fl
 def run(ctx: Context) -> list[Figure]:
     small, large = ctx.sizes.overhead_turns
     suites = {n: _suite(ctx, n) for n in (small, large)}
-    times, rows = {}, {}
+    times, session, rows = {}, {}, {}
+    # A first run pays for imports and caches that the slope must not see.
+    time_memeval(ctx, _suite(ctx, 1), "warm-up")
     for n, suite in suites.items():
         ctx.log(f"overhead: memeval, {n} turns")
-        times[n], rows[n] = time_memeval(ctx, suite, str(n))
-    per_turn = ratio(times[large] - times[small], rows[large] - rows[small])
+        times[n], session[n], rows[n] = time_memeval(ctx, suite, str(n))
+    turns = rows[large] - rows[small]
+    per_turn = ratio(times[large] - times[small], turns)
+    in_session = ratio(session[large] - session[small], turns)
+    harness = per_turn - in_session
     figures = [
         Figure("overhead.memeval.ms_per_turn", per_turn * 1e3, "ms",
-               note=f"slope {rows[small]}->{rows[large]} turns; Session + gold judge + "
-                    "results.jsonl + summary"),
+               note=f"slope {rows[small]}->{rows[large]} turns, everything a run does"),
         Figure("overhead.memeval.turns_per_s", ratio(1.0, per_turn), "turn/s"),
+        Figure("overhead.memeval.session_ms_per_turn", in_session * 1e3, "ms",
+               note="inside Session.turn: scan, manifest, selection, surfacing"),
+        Figure("overhead.memeval.harness_ms_per_turn", harness * 1e3, "ms",
+               note="the rest: materialize, startup, judge, rows, results, summary"),
     ]
     if not ctx.sizes.against_inspect:
         return figures
@@ -113,6 +151,7 @@ def run(ctx: Context) -> list[Figure]:
                                  note="inspect_ai not installed: pip install 'memeval[bench]'")]
     inspect_times = {}
     counts = {}
+    time_inspect(ctx, side_queries(_suite(ctx, 1))[:1], "warm-up")
     for n, suite in suites.items():
         samples = side_queries(suite)
         counts[n] = len(samples)
@@ -122,5 +161,7 @@ def run(ctx: Context) -> list[Figure]:
     return [*figures,
             Figure("overhead.inspect.ms_per_sample", inspect_per * 1e3, "ms",
                    note="mockllm + generate() + match() + eval log, 1 sample at a time"),
-            Figure("overhead.vs_inspect", ratio(per_turn, inspect_per), "x", TARGET_VS_INSPECT,
-                   note="memeval per-turn / inspect_ai per-sample")]
+            Figure("overhead.vs_inspect", ratio(harness, inspect_per), "x", TARGET_VS_INSPECT,
+                   note="memeval harness per turn / inspect_ai per sample"),
+            Figure("overhead.vs_inspect.whole_turn", ratio(per_turn, inspect_per), "x",
+                   note="with the Session's own work counted as overhead too")]

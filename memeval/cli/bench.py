@@ -21,8 +21,8 @@ Examples:
 @click.option("--profile", type=click.Choice(["default", "quick", "tiny"]), default=None,
               help="Sizes by name (tiny is the smoke test's: timings meaningless).")
 @click.option("-b", "--benchmark", "only", multiple=True, metavar="NAME",
-              help="Run only this benchmark (repeatable): scan, overhead, concurrency, "
-                   "cache, cost, memory. Default: all.")
+              help="Run only this benchmark (repeatable): env, scan, overhead, "
+                   "concurrency, cache, cost, memory. Default: all.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where the JSON goes. Default: bench/results.json.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
