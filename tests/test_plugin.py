@@ -309,3 +309,26 @@ def test_help_lists_every_option(pytester):
     result.stdout.fnmatch_lines(["*--memeval-margin*", "*95% CI*", "*memeval_min_recall*"])
     for option in memeval.plugin.OPTIONS:
         assert option.flag in result.stdout.str()
+
+
+def test_replay_option_wins_over_a_key_and_never_calls_out(judged, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-real-key")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # nothing listens here
+    result = run(judged, "test_selection_judged.py", "--memeval-replay",
+                 "cassettes/judged.jsonl")
+    result.assert_outcomes(passed=TURNS)
+
+
+def test_record_option_writes_a_cassette_from_a_live_model(project, monkeypatch):
+    from memeval.testing import FakeMessagesServer
+
+    shutil.copy(SUITES / "test_selection_judged.py", project.path)
+    with FakeMessagesServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "plugin-test-key-456")
+        result = run(project, "test_selection_judged.py", "--memeval-record", "tape.jsonl")
+        result.assert_outcomes(passed=TURNS)
+        calls = len(server.message_requests())
+    lines = (project.path / "tape.jsonl").read_text().splitlines()
+    assert len(lines) == calls == TURNS - 1  # the weather turn selects nothing to judge
+    assert "plugin-test-key-456" not in "".join(lines)
