@@ -180,6 +180,11 @@ def read_settings(config: pytest.Config) -> Settings:
     if values["replay"] is not None and values["record"] is not None:
         raise pytest.UsageError("--memeval-replay and --memeval-record exclude each other; "
                                 "pick one")
+    for name in ("baseline", "replay"):  # checked now, not after a long run
+        if values[name] is not None and not values[name].exists():
+            raise pytest.UsageError(f"--memeval-{name} {values[name]}: no such file; pass a "
+                                    + ("summary.json or run folder" if name == "baseline"
+                                       else "recorded cassette"))
     values["selectors"] = values.pop("selector") or (DEFAULT_SELECTOR,)
     values["scenarios"] = values["scenarios"] or ()  # () means the bundled fixtures
     return Settings(**values)

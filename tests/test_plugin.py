@@ -332,3 +332,11 @@ def test_record_option_writes_a_cassette_from_a_live_model(project, monkeypatch)
     lines = (project.path / "tape.jsonl").read_text().splitlines()
     assert len(lines) == calls == TURNS - 1  # the weather turn selects nothing to judge
     assert "plugin-test-key-456" not in "".join(lines)
+
+
+def test_missing_baseline_is_a_usage_error_before_anything_runs(project):
+    result = run(project, "--memeval-baseline", "nowhere/summary.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --memeval-baseline *nowhere/summary.json: no such "
+                                 "file*"])
+    assert not (project.path / "reports").exists()
