@@ -9,12 +9,17 @@ price list does: uncached input 1, cache writes 1.25, cache reads 0.1.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench._core import Context, Figure, generated_suite, ratio
 from bench._fake import fake_api
+from bench._stateful_delta import DeltaStatefulSelector
 from bench.concurrency import no_summary
-from memeval.evaluate import LLMOptions, RunConfig, evaluate
+from memeval.evaluate import LLMOptions, RunConfig, evaluate, open_session, play_turn
+from memeval.llm import LLMClient
 from memeval.llm.prices import load_prices
 from memeval.results import RESULTS_FILE, read_results
+from memeval.scenarios import load_many
 from memeval.selectors.claude import DEFAULT_SELECTOR_MODEL
 
 TARGET_STATEFUL_RATIO = 0.5
@@ -29,6 +34,18 @@ def billed(usage: dict[str, float]) -> float:
     return (usage["input_tokens"]
             + usage["cache_creation_input_tokens"] * price.cache_write / price.input
             + usage["cache_read_input_tokens"] * price.cache_read / price.input)
+
+
+def delta_sketch_usage(suite: Path) -> list[dict[str, float]]:
+    """Per-turn usage of the sketched fix (bench/_stateful_delta.py), on its own server
+    so no prompt-cache entry is shared with the shipped selectors."""
+    scenario = load_many([suite]).scenarios[0]
+    with fake_api(min_cache_tokens=MIN_CACHE_TOKENS) as server:
+        client = LLMClient(api_key="offline-bench", base_url=server.url)
+        selector = DeltaStatefulSelector(client=client)
+        with open_session(scenario, selector) as opened:
+            return [play_turn(opened.session, scenario, turn).usage.to_dict()
+                    for turn in scenario.turns]
 
 
 def run(ctx: Context) -> list[Figure]:
@@ -52,6 +69,8 @@ def run(ctx: Context) -> list[Figure]:
             "usd": sum(u["cost_usd"] for u in mine) / turns,
             "calls": sum(u["calls"] for u in mine),
         }
+    sketch = delta_sketch_usage(suite)
+    sketch_billed = sum(billed(u) for u in sketch) / max(1, len(sketch))
     a, b = per[STATELESS], per[STATEFUL]
     return [
         Figure("cost.stateless.billed_input_per_turn", a["billed"], "tok",
@@ -62,4 +81,6 @@ def run(ctx: Context) -> list[Figure]:
                TARGET_STATEFUL_RATIO, note="billed input tokens per turn"),
         Figure("cost.stateful_vs_stateless.usd", ratio(b["usd"], a["usd"]), "x",
                note=f"${a['usd']:.5f} vs ${b['usd']:.5f} per turn, output included"),
+        Figure("cost.delta_sketch_vs_stateless", ratio(sketch_billed, a["billed"]), "x",
+               note="proposed fix: removals as a note, moving cache breakpoint"),
     ]
