@@ -254,7 +254,8 @@ BROKEN = [
     ("multiline-why", ("why: testing.md has the rule", "why: |\n      one\n      two"),
      "38: turns[0].why: must be one line"),
     ("not-yaml", ("mode: recall", "mode: [recall"),
-     "5: not valid YAML: while parsing a flow sequence did not find expected ',' or ']'"),
+     "5: not valid YAML: while parsing a flow sequence did not find expected ',' or ']'; "
+     "close every [ {{ and quote on that line, and quote values that hold ': ' or ' #'"),
 ]
 
 

@@ -141,6 +141,17 @@ class _Converter:
         raise YamlSyntaxError(line, f"unsupported YAML node {type(node).__name__}")
 
 
+def _syntax_fix(text: str, line: int | None) -> str:
+    """The likeliest fix for a syntax error on `line`."""
+    lines = text.split("\n")
+    here = lines[line - 1] if line and line <= len(lines) else ""
+    if "\t" in here[: len(here) - len(here.lstrip())] or (line and "\t" in "".join(
+            ln[: len(ln) - len(ln.lstrip())] for ln in lines[max(line - 2, 0):line])):
+        return "indent with spaces, not tabs"
+    return ("close every [ { and quote on that line, and quote values that hold ': ' "
+            "or ' #'")
+
+
 def parse(text: str) -> Node | None:
     """Parse one YAML document into `Node`s; `None` for an empty document."""
     try:
@@ -149,7 +160,13 @@ def parse(text: str) -> Node | None:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-        raise YamlSyntaxError(line, f"not valid YAML: {problem}") from exc
+        raise YamlSyntaxError(line, f"not valid YAML: {problem}; {_syntax_fix(text, line)}"
+                              ) from exc
+    except yaml.reader.ReaderError as exc:
+        # Not text YAML can read (a NUL, a control character, a binary file).
+        line = text.count("\n", 0, max(exc.position, 0)) + 1
+        raise YamlSyntaxError(line, f"not valid YAML: character {exc.character!r} is not "
+                              "allowed; save the scenario as plain UTF-8 text") from exc
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(None, f"not valid YAML: {exc}") from exc
     except RecursionError:

@@ -639,10 +639,13 @@ def load_many(paths: Iterable[str | Path] | str | Path, *,
     """
     scenarios: list[Scenario] = []
     errors: list[ScenarioError] = []
-    files = expand_paths(paths)
+    named = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    files = expand_paths(named)
     if not files:
-        errors.append(ScenarioError([ScenarioIssue(str(paths), None, "",
-                                                   "no scenario files matched")]))
+        shown = ", ".join(str(p) for p in named) or "(none given)"
+        errors.append(ScenarioError([ScenarioIssue(
+            shown, None, "", "no scenario files matched; check the path, or quote the glob "
+            "so the shell does not expand it")]))
     seen: dict[str, Path] = {}
     for path in files:
         try:
