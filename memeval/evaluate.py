@@ -141,6 +141,7 @@ class RunOutcome:
     units_resumed: int
     scenario_errors: tuple[str, ...]
     summary: dict[str, Any]
+    unit_errors: tuple[str, ...] = ()
 
 
 def _gold_by_scope(scenario: Scenario, turn: Turn) -> dict[str, list[str]]:
@@ -405,20 +406,33 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
             with lock:
                 bar.update(1)
 
+        unit_errors: list[str] = []
         with ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
             futures = {pool.submit(run_unit, u, config, judges, tick): u for u in todo}
             for future in as_completed(futures):
-                writer.append_unit(future.result())
-                # Its rows are on disk now; a finished future would hold them to the end.
-                del futures[future]
+                unit = futures.pop(future)  # a finished future would hold its rows to the end
+                try:
+                    writer.append_unit(future.result())
+                except Exception as exc:  # one broken session must not cost the others
+                    unit_errors.append(_unit_failure(unit, exc))
         bar.close()
-        extra = {"llm": llm_client.summary()} if llm_client is not None else {}
+        extra: dict[str, Any] = {"unit_errors": unit_errors}
+        if llm_client is not None:
+            extra["llm"] = llm_client.summary()
         summary = (summarize or _default_summarize)(run_dir, extra)
-        writer.mark_complete()
+        if not unit_errors:  # a failed unit has no rows: rerunning retries just it
+            writer.mark_complete()
     rows = read_results(run_dir / RESULTS_FILE)
     return RunOutcome(run_dir=run_dir, rows=len(rows), units_run=len(todo),
                       units_resumed=len(units) - len(todo),
-                      scenario_errors=scenario_errors, summary=summary)
+                      scenario_errors=scenario_errors, summary=summary,
+                      unit_errors=tuple(unit_errors))
+
+
+def _unit_failure(unit: Unit, exc: BaseException) -> str:
+    where = f"{unit.scenario.path} [{unit.selector_spec}, repeat {unit.repeat}]"
+    return (f"{where}: session failed with {type(exc).__name__}: {exc}; its turns have no "
+            "rows. Fix the cause and rerun the same command to evaluate just this session.")
 
 
 def _check_resumable(run_dir: Path, config: RunConfig) -> None:

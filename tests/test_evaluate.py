@@ -219,3 +219,28 @@ def test_phase1_reachability_counts_index_lines_that_survive(tmp_path):
     rows = {r["turn_id"]: r for r in read_results(tmp_path / "run" / RESULTS_FILE)}
     assert rows["t1"]["startup_reachable"] == {"testing.md": True}
     assert rows["t2"]["startup_reachable"] == {"deploy.md": False}
+
+
+def test_a_session_that_crashes_costs_only_itself_and_reruns_alone(
+        tmp_path, scenario_path, monkeypatch):
+    import memeval.evaluate as evaluate_module
+
+    real = evaluate_module.build_selector
+
+    def flaky(spec, config):
+        if spec == "none":
+            raise RuntimeError("selector could not start")
+        return real(spec, config)
+
+    monkeypatch.setattr(evaluate_module, "build_selector", flaky)
+    run_dir = tmp_path / "run"
+    outcome = evaluate(_config(scenario_path), run_dir, progress=False)
+    assert outcome.rows == 6  # oracle and bm25 kept
+    assert len(outcome.unit_errors) == 1
+    assert "tiny.yaml [none, repeat 0]" in outcome.unit_errors[0]
+    assert "RuntimeError: selector could not start" in outcome.unit_errors[0]
+    assert (run_dir / INCOMPLETE_MARKER).exists()
+    monkeypatch.setattr(evaluate_module, "build_selector", real)
+    again = evaluate(_config(scenario_path), run_dir, progress=False)
+    assert (again.units_run, again.units_resumed, again.rows) == (1, 2, 9)
+    assert not (run_dir / INCOMPLETE_MARKER).exists()

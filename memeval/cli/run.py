@@ -108,3 +108,7 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
     if table:
         click.echo(table)
     click.echo(f"report: {run_dir / 'index.html'}")
+    if outcome.unit_errors:
+        for problem in outcome.unit_errors:
+            click.echo(f"error: {problem}", err=True)
+        raise SystemExit(1)
