@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +64,12 @@ def door_only(suite: Path, url: str, concurrency: int) -> float:
         selector = ClaudeSelector(client=client)
         await asyncio.gather(*(selector.aselect(r) for r in requests))
 
-    started = time.perf_counter()
-    asyncio.run(main())
-    return time.perf_counter() - started
+    # A thread of its own: the caller may already run an event loop (a sync Playwright
+    # session in the same test process does), and asyncio.run refuses to nest.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        started = time.perf_counter()
+        pool.submit(asyncio.run, main()).result()
+        return time.perf_counter() - started
 
 
 def run(ctx: Context) -> list[Figure]:
