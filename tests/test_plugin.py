@@ -31,6 +31,9 @@ REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "data" / "plugin" / "tiny.yaml"
 SUITES = REPO / "suites"
 TURNS = 4
+# Not the suites' own basenames: a run of tests/ with suites/ imported those already.
+SELECTION = "test_memeval_selection.py"
+JUDGED = "test_memeval_selection_judged.py"
 
 
 @pytest.fixture
@@ -41,7 +44,7 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytes
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
     shutil.copy(TINY, pytester.path / "tiny.yaml")
-    shutil.copy(SUITES / "test_selection.py", pytester.path / "test_selection.py")
+    shutil.copy(SUITES / "test_selection.py", pytester.path / SELECTION)
     return pytester
 
 
@@ -226,7 +229,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def judged(project: pytest.Pytester, recorded: Path) -> pytest.Pytester:
     """The project with the judged suite and its normalized cassette."""
-    shutil.copy(SUITES / "test_selection_judged.py", project.path)
+    shutil.copy(SUITES / "test_selection_judged.py", project.path / JUDGED)
     shutil.copy(recorded, project.path / "raw.jsonl")
     _recorder().normalize(recorded, project.path / "cassettes" / "judged.jsonl")
     return project
@@ -246,7 +249,7 @@ def test_judged_suite_replays_its_cassette_with_no_key_and_no_network(judged):
 
 def test_judged_scores_gate_through_statistics_only(judged):
     # `all` surfaces noise the judge calls irrelevant: items still pass, the gate fails
-    result = run(judged, "test_selection_judged.py", "--memeval-min-precision", "0.99",
+    result = run(judged, JUDGED, "--memeval-min-precision", "0.99",
                  "--memeval-selector", "all", "--memeval-report", "out")
     result.assert_outcomes(passed=TURNS)
     assert result.ret == 1
@@ -256,14 +259,14 @@ def test_judged_scores_gate_through_statistics_only(judged):
 
 def test_stale_cassette_fails_the_judged_items_naming_the_fix(judged):
     (judged.path / "cassettes" / "judged.jsonl").write_text("")
-    result = run(judged, "test_selection_judged.py")
+    result = run(judged, JUDGED)
     result.assert_outcomes(failed=TURNS - 1, passed=1)  # t3 selects nothing: no call
     result.stdout.fnmatch_lines(["*CassetteMiss*re-record*"])
 
 
 def test_judged_suite_skips_with_the_reason_without_key_or_cassette(project):
-    shutil.copy(SUITES / "test_selection_judged.py", project.path)
-    result = run(project, "test_selection_judged.py", "-rs")
+    shutil.copy(SUITES / "test_selection_judged.py", project.path / JUDGED)
+    result = run(project, JUDGED, "-rs")
     result.assert_outcomes(skipped=TURNS)
     result.stdout.fnmatch_lines(["*needs a model*judged.jsonl does not exist*"])
 
@@ -314,7 +317,7 @@ def test_help_lists_every_option(pytester):
 def test_replay_option_wins_over_a_key_and_never_calls_out(judged, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "not-a-real-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")  # nothing listens here
-    result = run(judged, "test_selection_judged.py", "--memeval-replay",
+    result = run(judged, JUDGED, "--memeval-replay",
                  "cassettes/judged.jsonl")
     result.assert_outcomes(passed=TURNS)
 
@@ -322,11 +325,11 @@ def test_replay_option_wins_over_a_key_and_never_calls_out(judged, monkeypatch):
 def test_record_option_writes_a_cassette_from_a_live_model(project, monkeypatch):
     from memeval.testing import FakeMessagesServer
 
-    shutil.copy(SUITES / "test_selection_judged.py", project.path)
+    shutil.copy(SUITES / "test_selection_judged.py", project.path / JUDGED)
     with FakeMessagesServer() as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "plugin-test-key-456")
-        result = run(project, "test_selection_judged.py", "--memeval-record", "tape.jsonl")
+        result = run(project, JUDGED, "--memeval-record", "tape.jsonl")
         result.assert_outcomes(passed=TURNS)
         calls = len(server.message_requests())
     lines = (project.path / "tape.jsonl").read_text().splitlines()
