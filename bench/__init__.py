@@ -9,10 +9,12 @@ smoke test only checks that the harness runs and writes valid JSON.
 from __future__ import annotations
 
 import importlib
+import os
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,9 +52,28 @@ class BenchRun:
         return dict(self.data["errors"])
 
 
+@contextmanager
+def temp_root(folder: Path | None) -> Iterator[None]:
+    """Make `folder` the process's temporary folder (TMPDIR) for the block."""
+    if folder is None:
+        yield
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    saved_env, saved_dir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = str(folder), str(folder)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved_dir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+
+
 def run_all(*, profile: str = "default", only: Sequence[str] = (),
             out: Path = RESULTS_PATH, workdir: Path | None = None,
-            log: Callable[[str], None] = print) -> BenchRun:
+            tmpdir: Path | None = None, log: Callable[[str], None] = print) -> BenchRun:
     """Run the benchmarks (all, or those named in `only`) and write `out`.
 
     Args:
@@ -61,6 +82,8 @@ def run_all(*, profile: str = "default", only: Sequence[str] = (),
         only: benchmark names to run; empty runs all.
         out: where the JSON goes.
         workdir: scratch folder for generated memdirs and runs; default a temp folder.
+        tmpdir: the temporary folder for this run (sessions materialize their memdirs
+            there), e.g. a tmpfs such as /dev/shm to take a slow disk out of the figures.
         log: progress lines.
 
     A benchmark that crashes is recorded under `errors` and the others still run.
@@ -73,7 +96,7 @@ def run_all(*, profile: str = "default", only: Sequence[str] = (),
     figures: list[Figure] = []
     errors: dict[str, str] = {}
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="memeval-bench-") as tmp:
+    with temp_root(tmpdir), tempfile.TemporaryDirectory(prefix="memeval-bench-") as tmp:
         root = workdir or Path(tmp)
         for name in names:
             ctx = Context(sizes=sizes, workdir=root / name, log=log)
@@ -86,7 +109,8 @@ def run_all(*, profile: str = "default", only: Sequence[str] = (),
                 log(f"{name}: FAILED\n{errors[name]}")
             log(f"{name}: {time.perf_counter() - t0:.1f} s")
     data = write_results(out, figures, profile=profile,
-                         seconds=time.perf_counter() - started, errors=errors)
+                         seconds=time.perf_counter() - started, errors=errors,
+                         tmpdir=str(tmpdir or tempfile.gettempdir()))
     return BenchRun(tuple(figures), data, out)
 
 

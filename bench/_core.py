@@ -78,7 +78,7 @@ class Sizes:
     """
 
     scan_files: tuple[int, ...] = (200, 2_000, 10_000)
-    scan_repeats: int = 3
+    scan_repeats: int = 5
     overhead_turns: tuple[int, int] = (100, 500)
     overhead_files: int = 20
     against_inspect: bool = True
@@ -92,8 +92,8 @@ class Sizes:
     memory_turns: tuple[int, int] = (1_000, 10_000)
 
 
-DEFAULT = Sizes()
-QUICK = Sizes(scan_files=(200, 1_000, 2_000), scan_repeats=2, overhead_turns=(50, 200),
+DEFAULT = Sizes(scan_repeats=5)
+QUICK = Sizes(scan_files=(200, 1_000, 2_000), scan_repeats=3, overhead_turns=(50, 200),
               concurrency_levels=(1, 4, 16), concurrency_turns=16, latency_s=0.2,
               cache_sessions=8, cache_turns=2, memory_turns=(200, 1_000))
 # The smoke test's sizes: every code path, no meaningful timings.
@@ -167,12 +167,12 @@ def table(figures: Iterable[Figure]) -> str:
 
 
 def write_results(path: Path, figures: Iterable[Figure], *, profile: str,
-                  seconds: float, errors: dict[str, str]) -> dict[str, Any]:
+                  seconds: float, errors: dict[str, str], tmpdir: str) -> dict[str, Any]:
     """`bench/results.json`: every figure with its verdict, plus where it was measured."""
     figures = list(figures)
     data = {
         "profile": profile,
-        "environment": environment(),
+        "environment": {**environment(), "tmpdir": tmpdir},
         "seconds": round(seconds, 2),
         "figures": [f.to_dict() for f in figures],
         "failed": [f.name for f in figures if f.passed is False],
