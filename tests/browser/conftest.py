@@ -77,7 +77,9 @@ class Watched:
         assert offsite == []
 
 
-@pytest.fixture(scope="session")
+# Module scope: playwright's sync API keeps an event loop running in this thread
+# while it is open, which would break `asyncio.run` in every later test module.
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
         pytest.fail(f"no Chromium at {CHROMIUM}: the report's browser tests need Debian's "
