@@ -171,7 +171,11 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_kill_9_mid_run_then_rerun_equals_an_uninterrupted_run_and_pays_once(
         tmp_path: Path, reference: dict[str, Any]) -> None:
     total = sum(reference["answered"].values())
-    kill_at = random.Random(os.getpid()).randint(2, total - 1)
+    units = total // TURNS  # one selector call per turn, one session after another
+    rng = random.Random(os.getpid())
+    # Inside a unit, after 1..TURNS-1 of its answers: those answers are not yet in
+    # results.jsonl, so only the cache keeps the rerun from paying for them again.
+    kill_at = rng.randrange(units) * TURNS + rng.randint(1, TURNS - 1) + 1
     killing = KillingServer(kill_at)
     out, cache = tmp_path / "run", tmp_path / "cache.sqlite"
     with killing.server as server:
