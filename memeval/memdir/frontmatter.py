@@ -15,6 +15,7 @@ from typing import Any
 
 from frontmatter.default_handlers import BaseHandler
 
+from memeval.memdir.simple_frontmatter import simple_mapping
 from memeval.memdir.text import JS_SPACE_CLASS
 from memeval.memdir.yaml12 import YamlError, parse_yaml
 
@@ -65,8 +66,12 @@ class MemoryFrontmatterHandler(BaseHandler):  # type: ignore[misc]
         return m.group(1), text[m.end() :]
 
     def load(self, fm: str, **kwargs: Any) -> dict[str, Any]:
-        # A copy: callers own their mapping, the cache keeps the pristine one.
-        return copy.deepcopy(_load_mapping(fm))
+        # A copy: callers own their mapping, the cache keeps the pristine one (strings
+        # are immutable, so a mapping of only strings needs no deep copy).
+        mapping = _load_mapping(fm)
+        if all(type(value) is str for value in mapping.values()):
+            return dict(mapping)
+        return copy.deepcopy(mapping)
 
     def export(self, metadata: dict[str, Any], **kwargs: Any) -> str:
         raise NotImplementedError("memeval only reads frontmatter")
@@ -76,6 +81,9 @@ class MemoryFrontmatterHandler(BaseHandler):  # type: ignore[misc]
 def _load_mapping(fm: str) -> dict[str, Any]:
     """The parse is a pure function of the block's text, and a session rescans the same
     files every turn: caching by text keeps repeated scans from re-running YAML."""
+    simple = simple_mapping(fm)
+    if simple is not None:  # plain `key: words` lines: the parser could only agree
+        return simple
     try:
         return _as_mapping(parse_yaml(fm))
     except YamlError:
