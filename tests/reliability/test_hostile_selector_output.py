@@ -114,7 +114,7 @@ class ValueSelector(SyncSelector):
         return SelectionResult(names=self.names, raw_output=repr(self.names)[:200])
 
 
-@settings(max_examples=1500, deadline=None,
+@settings(max_examples=1200, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data(), compat=st.sampled_from(["faithful", "hardened"]))
 def test_in_process_answers_never_widen_the_surface(world: World, data: st.DataObject,
@@ -206,7 +206,7 @@ def claude(server: Any) -> ClaudeSelector:
     return ClaudeSelector(client=door)
 
 
-@settings(max_examples=600, deadline=None,
+@settings(max_examples=500, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data(), compat=st.sampled_from(["faithful", "hardened"]))
 def test_model_answers_through_the_sdk_never_widen_the_surface(
