@@ -7,6 +7,7 @@ The staleness paragraph is prose: ours by default, replaceable through the
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 
@@ -53,7 +54,13 @@ def memory_freshness_text(
     days = memory_age_days(mtime_ms, now_ms)
     if days <= 1:
         return ""
-    return _ENV.from_string(template or STALENESS_TEMPLATE).render(days=days)
+    return _compiled(template or STALENESS_TEMPLATE).render(days=days)
+
+
+@functools.lru_cache(maxsize=16)
+def _compiled(template: str) -> jinja2.Template:
+    # Compiling costs milliseconds and every surfaced memory needs the paragraph.
+    return _ENV.from_string(template)
 
 
 def memory_header(
