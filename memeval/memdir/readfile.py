@@ -10,6 +10,7 @@ import codecs
 import os
 import stat
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from memeval.memdir.text import utf8_len
 
@@ -103,6 +104,17 @@ def read_file_in_range(
         OSError: the path cannot be read as a file (missing, a directory, a pipe).
     """
     st = stat_readable(path)
+    with open(path, "rb") as fh:
+        return read_open_range(fh, st, max_lines, max_bytes)
+
+
+def read_open_range(
+    fh: BinaryIO, st: os.stat_result, max_lines: int | None = None,
+    max_bytes: int | None = None,
+) -> RangeRead:
+    """`read_file_in_range` on a file already open at its start, with its `stat`
+    (the scan has both at hand, and a second open and stat per file cost as much as
+    the reading)."""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     kept: list[str] = []
     kept_bytes = 0
@@ -126,36 +138,35 @@ def read_file_in_range(
         kept.append(line)
         return max_lines is None or len(kept) < max_lines
 
-    with open(path, "rb") as fh:
-        while True:
-            chunk = fh.read(CHUNK_SIZE)
-            text = decoder.decode(chunk, final=not chunk)
-            if at_start and text:
-                at_start = False
-                text = text.removeprefix("\ufeff")
-            if "\n" in text:
-                first, *rest = text.split("\n")
-                complete = ["".join([*pending, first]), *rest[:-1]]
-                pending, pending_bytes = [rest[-1]], utf8_len(rest[-1])
-                for line in complete:
-                    lines_seen += 1
-                    if not take(line):
-                        # The caps are settled; there is at least one more line.
-                        mtime = node_mtime_ms(st)
-                        return RangeRead(
-                            "\n".join(kept), len(kept), lines_seen + 1, by_bytes, mtime
-                        )
-            elif text:
-                pending.append(text)
-                pending_bytes += utf8_len(text)
-            sep = 1 if kept else 0
-            if max_bytes is not None and kept_bytes + sep + pending_bytes - 1 > max_bytes:
-                # The unfinished line cannot fit however it ends (less a final `\r`).
-                return RangeRead(
-                    "\n".join(kept), len(kept), lines_seen + 1, True, node_mtime_ms(st)
-                )
-            if not chunk:
-                break
+    while True:
+        chunk = fh.read(CHUNK_SIZE)
+        text = decoder.decode(chunk, final=not chunk)
+        if at_start and text:
+            at_start = False
+            text = text.removeprefix("\ufeff")
+        if "\n" in text:
+            first, *rest = text.split("\n")
+            complete = ["".join([*pending, first]), *rest[:-1]]
+            pending, pending_bytes = [rest[-1]], utf8_len(rest[-1])
+            for line in complete:
+                lines_seen += 1
+                if not take(line):
+                    # The caps are settled; there is at least one more line.
+                    mtime = node_mtime_ms(st)
+                    return RangeRead(
+                        "\n".join(kept), len(kept), lines_seen + 1, by_bytes, mtime
+                    )
+        elif text:
+            pending.append(text)
+            pending_bytes += utf8_len(text)
+        sep = 1 if kept else 0
+        if max_bytes is not None and kept_bytes + sep + pending_bytes - 1 > max_bytes:
+            # The unfinished line cannot fit however it ends (less a final `\r`).
+            return RangeRead(
+                "\n".join(kept), len(kept), lines_seen + 1, True, node_mtime_ms(st)
+            )
+        if not chunk:
+            break
     lines_seen += 1
     if max_lines is None or len(kept) < max_lines:
         take("".join(pending))

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from memeval.memdir.entrypoint import ENTRYPOINT_NAME
 from memeval.memdir.frontmatter import parse_frontmatter
 from memeval.memdir.jsvalue import js_iso_string, js_string, js_truthy
-from memeval.memdir.readfile import node_mtime_ms, read_file_in_range, stat_readable
+from memeval.memdir.readfile import node_mtime_ms, read_open_range, stat_readable
 from memeval.memdir.types import MemoryHeader, parse_memory_type
 
 MAX_MEMORY_FILES = 200  # the selector sees at most this many, newest first
@@ -25,14 +25,17 @@ def list_recursive(root: str) -> list[str]:
         OSError: a folder cannot be listed.
     """
     result: list[str] = []
-    stack: list[tuple[str, list[str]]] = [(root, _names(root))]
+    # Each folder carries its path relative to `root` (listed names hold no separator,
+    # so joining is `os.path.relpath` without its cost per entry).
+    stack: list[tuple[str, str, list[str]]] = [(root, "", _names(root))]
     while stack:
-        folder, names = stack.pop()
+        folder, prefix, names = stack.pop()
         for name in names:
             full = os.path.join(folder, name)
-            result.append(os.path.relpath(full, root))
+            relative = prefix + name
+            result.append(relative)
             if _is_dir(full):
-                stack.append((full, _names(full)))
+                stack.append((full, relative + os.sep, _names(full)))
     return result
 
 
@@ -64,13 +67,15 @@ def read_header(memory_dir: str, relative_path: str) -> MemoryHeader:
     st = stat_readable(file_path)
     with open(file_path, "rb") as fh:
         head = fh.read(8).removeprefix(b"\xef\xbb\xbf")
-    if head.startswith(b"---"):
-        read = read_file_in_range(file_path, FRONTMATTER_MAX_LINES)
-        meta, _ = parse_frontmatter(read.content)
-        mtime_ms = read.mtime_ms
-    else:
-        # No leading `---`, no frontmatter: skip reading the rest (a 200 MB line costs nothing).
-        meta, mtime_ms = {}, node_mtime_ms(st)
+        if head.startswith(b"---"):
+            fh.seek(0)
+            read = read_open_range(fh, st, FRONTMATTER_MAX_LINES)
+            meta, _ = parse_frontmatter(read.content)
+            mtime_ms = read.mtime_ms
+        else:
+            # No leading `---`, no frontmatter: skip reading the rest (a 200 MB line costs
+            # nothing).
+            meta, mtime_ms = {}, node_mtime_ms(st)
     # The system keeps `frontmatter.description || null`: falsy values are no description.
     raw = meta.get("description")
     raw = raw if js_truthy(raw) else None
