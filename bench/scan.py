@@ -75,8 +75,19 @@ def make_memdir(workdir: Path, files: int) -> Path:
     return out / "memdirs" / scenario.stem
 
 
-def _timed(fn: Callable[[], object], repeats: int, cold: bool) -> float:
-    return best_time(fn, repeats, before=_load_mapping.cache_clear if cold else lambda: None)
+def interleaved(sides: dict[str, Callable[[], object]], repeats: int,
+                before: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Best time of each side, taking turns within every round, so a burst of load
+    from elsewhere on the machine hits all sides alike rather than one phase."""
+    best = dict.fromkeys(sides, float("inf"))
+    for _ in range(max(1, repeats)):
+        for name, fn in sides.items():
+            best[name] = min(best[name], best_time(fn, 1, before=before.get(name, _noop)))
+    return best
+
+
+def _noop() -> None:
+    return None
 
 
 def run(ctx: Context) -> list[Figure]:
@@ -88,11 +99,12 @@ def run(ctx: Context) -> list[Figure]:
         ctx.log(f"scan: generating a memdir of {files} files")
         memdir = make_memdir(ctx.workdir, files)
         floor(memdir)  # warm the page cache once, so every side reads from memory
-        t_floor = best_time(lambda m=memdir: floor(m), repeats)
-        t_simple = best_time(lambda m=memdir: simple(m), repeats)
-        t_cold = _timed(lambda m=memdir: ours(m), repeats, cold=True)
-        ours(memdir)
-        t_warm = _timed(lambda m=memdir: ours(m), repeats, cold=False)
+        times = interleaved(
+            {"floor": lambda m=memdir: floor(m), "simple": lambda m=memdir: simple(m),
+             "cold": lambda m=memdir: ours(m), "warm": lambda m=memdir: ours(m)},
+            repeats, before={"cold": _load_mapping.cache_clear})
+        t_floor, t_simple, t_cold, t_warm = (times[k] for k in ("floor", "simple", "cold",
+                                                                "warm"))
         per_file[files] = t_cold / files
         figures += [
             Figure(f"scan.{files}.cold", t_cold * 1e3, "ms", TARGET_MS.get(files),
