@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -26,6 +26,10 @@ _EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
 
 
 def _hook(event: str, args: tuple[object, ...]) -> None:
+    trigger = getattr(_state, "trigger", None)
+    if trigger is not None and event == "open" and args:
+        _state.trigger = None  # once, and not for the opens the trigger itself makes
+        trigger(args[0])
     log = getattr(_state, "log", None)
     if log is None or event not in _EVENTS or not args:
         return
@@ -54,6 +58,26 @@ def watch_opens() -> Iterator[list[tuple[str, str]]]:
         yield log
     finally:
         _state.log = None
+
+
+@contextmanager
+def before_first_open(action: Callable[[], None], *, suffix: str = ".md") -> Iterator[None]:
+    """Run `action` once, just before the first file ending in `suffix` is opened on
+    this thread: a change "during the scan" without depending on how it reads."""
+    _install()
+
+    def fire(target: object) -> None:
+        if isinstance(target, str | bytes | os.PathLike) and os.fsdecode(target).endswith(
+                suffix):
+            action()
+        else:
+            _state.trigger = fire  # not yet: wait for the next open
+
+    _state.trigger = fire
+    try:
+        yield
+    finally:
+        _state.trigger = None
 
 
 def opened_files(log: list[tuple[str, str]]) -> set[str]:

@@ -19,12 +19,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memeval.memdir import MAX_MEMORY_FILES, format_memory_manifest, scan_memory_files
-from memeval.memdir import scan as scan_module
 from memeval.memdir.paths import project_memory_dir
 from memeval.selectors.testing import EverythingSelector
 from memeval.session import Session
 from memeval.session.scan import scan_confined
-from tests.reliability._watch import inside, opened_files, outside, touched, watch_opens
+from tests.reliability._watch import (
+    before_first_open,
+    inside,
+    opened_files,
+    outside,
+    touched,
+    watch_opens,
+)
 
 NOW_MS = 1_796_040_000_000.0  # 2026-12-01T12:00:00Z
 HANG_S = 20.0  # far above any real scan here; only a hang gets near it
@@ -289,38 +295,25 @@ def test_memdir_that_is_not_a_folder_gives_nothing_to_select(tmp_path: Path, kin
 
 
 # -------------------------------------------------- the memdir changes mid-scan
-def _hook_first_read(monkeypatch: pytest.MonkeyPatch, action: Callable[[], None]) -> None:
-    """Run `action` once, just before the scan reads its first file header."""
-    real = scan_module.read_file_in_range
-    done: list[bool] = []
-
-    def read(path: str, *args: object, **kwargs: object) -> object:
-        if not done:
-            done.append(True)
-            action()
-        return real(path, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(scan_module, "read_file_in_range", read)
-
-
 @pytest.mark.parametrize("scan", [scan_memory_files, scan_confined], ids=["faithful", "hardened"])
 def test_file_deleted_during_the_scan_is_dropped_not_fatal(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan: Callable[[Path], list]) -> None:
+        tmp_path: Path, scan: Callable[[Path], list]) -> None:
     box = Box(tmp_path)
     for name in ("a.md", "b.md", "c.md"):
         (box.memdir / name).write_text(f"---\ndescription: {name}\n---\n")
-    # Listing order is a.md, b.md, c.md, good.md: delete the last two once a.md is read.
-    _hook_first_read(monkeypatch, lambda: [(box.memdir / n).unlink() for n in ("c.md", "good.md")])
-    assert sorted(h.filename for h in scan(box.memdir)) == ["a.md", "b.md"]
+    # Listing order is a.md, b.md, c.md, good.md: delete the last two as a.md is opened.
+    with before_first_open(lambda: [(box.memdir / n).unlink() for n in ("c.md", "good.md")]):
+        headers = scan(box.memdir)
+    assert sorted(h.filename for h in headers) == ["a.md", "b.md"]
 
 
 @pytest.mark.parametrize("scan", [scan_memory_files, scan_confined], ids=["faithful", "hardened"])
 def test_file_rewritten_during_the_scan_is_read_as_it_now_is(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan: Callable[[Path], list]) -> None:
+        tmp_path: Path, scan: Callable[[Path], list]) -> None:
     box = Box(tmp_path)
     (box.memdir / "a.md").write_text("---\ndescription: first\n---\n")
-    _hook_first_read(monkeypatch, lambda: (box.memdir / "good.md").write_bytes(b"\xff\x00" * 99))
-    headers = {h.filename: h for h in scan(box.memdir)}
+    with before_first_open(lambda: (box.memdir / "good.md").write_bytes(b"---\n\xff\x00" * 99)):
+        headers = {h.filename: h for h in scan(box.memdir)}
     assert set(headers) == {"a.md", "good.md"}
     assert headers["good.md"].description is None
 
