@@ -187,3 +187,26 @@ def test_turn_records_accumulate_on_the_session(world):
     b = session.turn("x", turn_id="t2")
     assert session.turns == [a, b]
     assert a.to_dict()["turn_id"] == "t1"
+
+
+def test_compaction_resets_a_stateful_selector(tmp_path):
+    from memeval.selectors.base import SelectionResult, SyncSelector
+    from memeval.selectors.shuffle import ShuffledManifestSelector
+    from memeval.session import Session
+
+    class Stateful(SyncSelector):
+        name = "stateful"
+        resets = 0
+
+        def select(self, request):
+            return SelectionResult(names=())
+
+        def reset(self):
+            self.resets += 1
+
+    inner = Stateful()
+    session = Session(tmp_path / "base", tmp_path / "proj", now_ms=0.0,
+                      selector=ShuffledManifestSelector(inner))
+    session.compact()
+    session.compact()
+    assert inner.resets == 2

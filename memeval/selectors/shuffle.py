@@ -39,3 +39,9 @@ class ShuffledManifestSelector:
 
     async def aselect(self, request: SelectionRequest) -> SelectionResult:
         return await self.inner.aselect(shuffled_request(request, self.seed))
+
+    def reset(self) -> None:
+        """Compaction reaches a stateful inner selector through the wrapper."""
+        reset = getattr(self.inner, "reset", None)
+        if callable(reset):
+            reset()

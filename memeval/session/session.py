@@ -221,11 +221,15 @@ class Session:
     def compact(self) -> None:
         """Compaction: old attachments leave the transcript and the read-file state is
         cleared, so the surfaced set and the budget reset and memories may surface again;
-        the startup context is computed afresh."""
+        the startup context is computed afresh, and a stateful selector forgets its
+        conversations (newer releases clear the side conversation on compaction)."""
         self._attachments.clear()
         self._surfaced_units = 0
         self._read_file_state.clear()
         self.compactions += 1
+        reset = getattr(self.selector, "reset", None)
+        if callable(reset):
+            reset()
         if self.startup_env is not None:
             self.startup_context = self.compute_startup_context()
 
