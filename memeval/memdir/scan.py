@@ -101,6 +101,12 @@ def scan_memory_files(memory_dir: str | os.PathLike[str]) -> list[MemoryHeader]:
     except OSError:
         # The system returns nothing when the listing fails; so do we.
         return []
+    return headers_of(root, entries)
+
+
+def headers_of(root: str, entries: Iterable[str]) -> list[MemoryHeader]:
+    """Headers of the listed candidates, newest first, at most 200; a file that cannot
+    be read is left out. Shared by the faithful and the confined scan."""
     headers: list[MemoryHeader] = []
     for rel in entries:
         if not is_candidate(rel):

@@ -12,7 +12,7 @@ import os
 
 from memeval.memdir import MemoryHeader, scan_memory_files
 from memeval.memdir.readfile import read_text, split_range
-from memeval.memdir.scan import MAX_MEMORY_FILES, is_candidate, read_header
+from memeval.memdir.scan import headers_of
 from memeval.memdir.surface import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
 
 
@@ -71,16 +71,7 @@ def scan_confined(memory_dir: str | os.PathLike[str]) -> list[MemoryHeader]:
         entries = list_confined(root)
     except OSError:
         return []
-    headers: list[MemoryHeader] = []
-    for rel in entries:
-        if not is_candidate(rel):
-            continue
-        try:
-            headers.append(read_header(root, rel))
-        except (OSError, ValueError):
-            continue
-    headers.sort(key=lambda h: -h.mtime_ms)
-    return headers[:MAX_MEMORY_FILES]
+    return headers_of(root, entries)
 
 
 def exact_200_line_file(path: str) -> bool:
