@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memeval.judges.base import JudgeRequest, MemoryVerdict, ScoredTurn
-from memeval.llm import LLMClient, LLMRequest, LLMResponse, get_default_client
-from memeval.llm.templates import load_prompt, text_hash
+from memeval.llm import LLMClient, LLMRequest, LLMResponse
+from memeval.llm.prompted import PromptedModel
+from memeval.llm.templates import load_prompt
 from memeval.usage import ZERO_USAGE, Usage
 
 DEFAULT_JUDGE_MODEL = "claude-sonnet-4-6"
@@ -91,7 +92,7 @@ def parse_verdicts(text: str, field: str) -> tuple[dict[str, MemoryVerdict], str
     return out, None
 
 
-class ClaudeJudge:
+class ClaudeJudge(PromptedModel):
     """Grades each surfaced memory (and optionally every candidate) with Claude.
 
     Args:
@@ -123,19 +124,6 @@ class ClaudeJudge:
         self.max_tokens = max_tokens
         self._client = client
         self.name = name or f"claude:{self.model}"
-
-    @property
-    def client(self) -> LLMClient:
-        return self._client or get_default_client()
-
-    @property
-    def prompt_name(self) -> str:
-        """The bundled prompt name or the template path, for config.json."""
-        return self.template.name
-
-    @property
-    def prompt_hash(self) -> str:
-        return text_hash(self.system_prompt)
 
     def config(self) -> dict[str, Any]:
         """What to write into a run's config.json, including the order control."""

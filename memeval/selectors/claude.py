@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memeval.llm import LLMClient, LLMRequest, LLMResponse, get_default_client
-from memeval.llm.templates import load_prompt, text_hash
+from memeval.llm import LLMClient, LLMRequest, LLMResponse
+from memeval.llm.prompted import PromptedModel
+from memeval.llm.templates import load_prompt
 from memeval.selectors.base import SelectionRequest, SelectionResult
 
 DEFAULT_SELECTOR_MODEL = "claude-sonnet-4-6"  # the side query's default Sonnet model
@@ -89,7 +90,7 @@ class _Conversation:
     messages: list[dict[str, Any]]
 
 
-class ClaudeSelector:
+class ClaudeSelector(PromptedModel):
     """Claude as the memory selector.
 
     Args:
@@ -122,20 +123,6 @@ class ClaudeSelector:
         if self.stateful:
             options.append("stateful=1")
         return f"claude:{self.model}" + ("?" + "&".join(options) if options else "")
-
-    @property
-    def client(self) -> LLMClient:
-        return self._client or get_default_client()
-
-    @property
-    def prompt_name(self) -> str:
-        """The bundled prompt name or the template path, for config.json."""
-        return self.template.name
-
-    @property
-    def prompt_hash(self) -> str:
-        """Hash of the rendered system prompt, so results name the exact prompt used."""
-        return text_hash(self.system_prompt)
 
     def config(self) -> dict[str, Any]:
         """What to write into a run's config.json."""
