@@ -23,7 +23,7 @@ from memeval.report._load import RunData, load_run
 from memeval.report._run import turn_payload
 from memeval.report._turns import primary_judge, turn_key
 from memeval.results import atomic_write_text, write_json
-from memeval.summary import scored_frame
+from memeval.summary import _clean, scored_frame
 
 COMPARE_METRICS: tuple[str, ...] = ("f1", "precision", "recall", "exact_match")
 HEADLINE = "f1"
@@ -189,7 +189,7 @@ def render_compare(run_a: Path | str, run_b: Path | str, out_dir: Path | str) ->
     payloads = _drill_payloads(a, b, data)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    write_json(out / COMPARE_JSON, _json_ready(data))
+    write_json(out / COMPARE_JSON, _clean(data))  # JSON has no NaN
     html = render("compare.html.j2", title=f"memeval compare · {a.run_dir.name} → "
                   f"{b.run_dir.name}", data=data, metrics=COMPARE_METRICS,
                   name_a=a.run_dir.name, name_b=b.run_dir.name,
@@ -200,16 +200,6 @@ def render_compare(run_a: Path | str, run_b: Path | str, out_dir: Path | str) ->
     target = out / COMPARE_HTML
     atomic_write_text(target, html)
     return target
-
-
-def _json_ready(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(v) for v in value]
-    return value
 
 
 def _forest(data: Mapping[str, Any]) -> list[Any]:
