@@ -101,6 +101,8 @@ class GateResult:
         return tuple(c for c in self.checks if c.failed)
 
     def to_dict(self) -> dict[str, Any]:
+        from memeval.summary import _clean  # JSON has no NaN; summary pulls in the judges
+
         return {"passed": self.passed, "checks": [_clean(asdict(c)) for c in self.checks]}
 
     def table(self) -> str:
@@ -114,14 +116,6 @@ class GateResult:
         widths = [max(len(x) for x in col) for col in zip(header, *lines, strict=True)]
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
         return "\n".join(fmt.format(*row).rstrip() for row in [header, *lines])
-
-
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    return value
 
 
 def _finite(value: Any) -> float | None:
