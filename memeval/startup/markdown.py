@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
@@ -33,9 +34,15 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark").disable("text_join")
 
 
+# mdurl fills its encode cache lazily and publishes it before it is complete, so two
+# threads lexing links at once (concurrent sessions of a run) can crash; parse one at a time.
+_PARSE_LOCK = threading.Lock()
+
+
 def lex(content: str) -> list[Token]:
     """Block tokens of `content` (CRLF already normalized by the caller)."""
-    return _parser().parse(content)
+    with _PARSE_LOCK:
+        return _parser().parse(content)
 
 
 def normalize_newlines(content: str) -> str:
