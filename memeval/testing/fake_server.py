@@ -184,7 +184,7 @@ class FakeMessagesServer:
         class Handler(_Handler):
             fake = server
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._httpd = _LoopbackServer(("127.0.0.1", self.port), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
@@ -289,6 +289,13 @@ class FakeMessagesServer:
 
 _BATCH = re.compile(r"^/v1/messages/batches/(?P<id>[^/]+)$")
 _RESULTS = re.compile(r"^/v1/messages/batches/(?P<id>[^/]+)/results$")
+
+
+class _LoopbackServer(ThreadingHTTPServer):
+    # The stdlib's backlog of 5 drops connections when a run opens many at once, and
+    # each drop costs the client a retry after about a second.
+    request_queue_size = 256
+    daemon_threads = True
 
 
 class _Handler(BaseHTTPRequestHandler):
