@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -467,8 +468,13 @@ def _configure_llm(config: RunConfig) -> Any:
     if not uses_model(config):
         return None
     from memeval.llm import configure
+    from memeval.llm.config import CONCURRENCY_ENV
 
-    options = {k: v for k, v in asdict(config.llm).items() if v is not None}
+    options: dict[str, Any] = {k: v for k, v in asdict(config.llm).items() if v is not None}
+    if not os.environ.get(CONCURRENCY_ENV):
+        # Each session has at most one call in flight, so the door should admit as many
+        # calls as there are sessions; a smaller cap would quietly serialize the run.
+        options["max_concurrency"] = max(1, config.concurrency)
     return configure(**options)
 
 
