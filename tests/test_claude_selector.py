@@ -16,6 +16,8 @@ from memeval.selectors.claude import (
     SELECTION_SCHEMA,
     ClaudeSelector,
     build_user_message,
+    manifest_filename,
+    removed_lines,
 )
 from memeval.testing import FakeMessagesServer, Fault
 
@@ -213,22 +215,81 @@ def test_stateful_one_conversation_per_memdir_with_cached_manifest():
     assert opening[1]["text"] == "Query: run the tests"
     assert [m["role"] for m in two["messages"]] == ["user", "assistant", "user"]
     assert two["messages"][1]["content"] == first.raw_output
-    assert two["messages"][2]["content"] == "Query: deploy to staging\n\nRecently used tools: Bash"
+    assert two["messages"][2]["content"] == [
+        {"type": "text", "text": "Query: deploy to staging\n\nRecently used tools: Bash",
+         "cache_control": {"type": "ephemeral"}}]
     assert second.usage.cache_read_input_tokens > 0 and first.usage.cache_read_input_tokens == 0
     assert len(three["messages"]) == 1
 
 
-def test_stateful_restates_a_changed_manifest_and_resets():
-    smaller = MANIFEST.split("\n", 1)[1]
+def breakpoints(body: dict) -> list[tuple[int, int]]:
+    """(message, block) positions carrying cache_control in a request body."""
+    return [(m, b) for m, message in enumerate(body["messages"])
+            if isinstance(message["content"], list)
+            for b, block in enumerate(message["content"]) if "cache_control" in block]
+
+
+def test_stateful_names_removed_files_instead_of_restating():
+    smaller = MANIFEST.split("\n", 1)[1]  # testing.md surfaced and left the manifest
+    smallest = smaller.split("\n", 1)[1]
     with FakeMessagesServer() as server:
         chosen = selector(server, stateful=True)
         chosen.select(ask("run the tests"))
-        chosen.select(ask("deploy to staging", manifest=smaller))
+        second = chosen.select(ask("deploy to staging", manifest=smaller))
+        chosen.select(ask("who is the user", manifest=smallest))
+    _, two, three = (r.body for r in server.message_requests())
+    (block,) = two["messages"][-1]["content"]
+    assert "Available memories" not in block["text"] and "role.md" not in block["text"]
+    assert block["text"] == ("These memories are no longer available and cannot be selected:\n"
+                             "- testing.md\n\nQuery: deploy to staging")
+    # the manifest's breakpoint and the newest turn's: the whole history is a cached prefix
+    assert breakpoints(two) == [(0, 0), (2, 0)]
+    assert breakpoints(three) == [(0, 0), (4, 0)]  # turn 2's breakpoint was dropped
+    assert three["messages"][2]["content"][0]["text"] == block["text"]
+    assert three["messages"][-1]["content"][0]["text"] == (
+        "These memories are no longer available and cannot be selected:\n"
+        "- role.md\n\nQuery: who is the user")
+    assert second.usage.cache_read_input_tokens > 0
+
+
+def test_stateful_restates_a_manifest_with_an_added_or_changed_file_and_resets():
+    added = "- [project] new.md (2026-12-01T12:00:00.000Z): the new plan\n" + MANIFEST
+    changed = MANIFEST.replace("user is a data scientist", "user is a data engineer")
+    with FakeMessagesServer() as server:
+        chosen = selector(server, stateful=True)
+        chosen.select(ask("run the tests"))
+        chosen.select(ask("deploy to staging", manifest=added))
+        chosen.select(ask("who is the user", manifest=changed))
         chosen.reset()
         chosen.select(ask("run the tests"))
-    _, changed, fresh = (r.body for r in server.message_requests())
-    assert changed["messages"][-1]["content"] == build_user_message("deploy to staging", smaller)
+    _, grown, edited, fresh = (r.body for r in server.message_requests())
+    assert grown["messages"][-1]["content"] == [
+        {"type": "text", "text": build_user_message("deploy to staging", added),
+         "cache_control": {"type": "ephemeral"}}]
+    assert edited["messages"][-1]["content"][0]["text"] == build_user_message(
+        "who is the user", changed)
+    assert breakpoints(edited) == [(0, 0), (4, 0)]
     assert len(fresh["messages"]) == 1
+
+
+def test_removed_lines_only_for_a_pure_removal():
+    lines = MANIFEST.split("\n")
+    assert removed_lines(MANIFEST, "\n".join(lines[::2])) == [lines[1]]
+    assert removed_lines(MANIFEST, MANIFEST) == []
+    assert removed_lines(MANIFEST, "") == lines
+    assert removed_lines(MANIFEST, "\n".join(reversed(lines))) is None  # reordered
+    assert removed_lines(MANIFEST, MANIFEST + "\n- x.md (2026-01-01T00:00:00.000Z)") is None
+    assert removed_lines("", MANIFEST) is None
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    ("- [feedback] testing.md (2026-11-30T12:00:00.000Z): run tests", "testing.md"),
+    ("- notes/a b (draft).md (2026-11-30T12:00:00.000Z)", "notes/a b (draft).md"),
+    ("- x.md (+275760-09-13T00:00:00.000Z): far future", "x.md"),
+    ("not a manifest line", "not a manifest line"),
+])
+def test_manifest_filename(line, name):
+    assert manifest_filename(line) == name
 
 
 def test_stateful_failed_turn_does_not_join_the_conversation():

@@ -8,14 +8,19 @@ never an empty pick.
 
 The stateful variant keeps one conversation per memdir (and repeat) per session:
 the first user message holds the manifest as a cached block and the first query;
-each later query is a new turn. When the manifest has changed since the
-conversation started (memories surfaced or added), the turn restates it.
+each later query is a new turn. Surfaced memories leave the manifest, so it
+changes nearly every turn: when the new manifest is the last one minus some lines,
+the turn only names the files that are gone; when lines were added or changed, it
+restates the manifest. The cache breakpoint sits on the newest turn (besides the
+manifest's), so the whole history is read from the prompt cache; restating or
+re-breaking every turn made the stateful variant cost ~10x the stateless one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,8 +46,10 @@ SELECTION_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-# prompt caching for the stateful variant's manifest block
+# prompt caching for the stateful variant's manifest block and newest turn
 CACHE_CONTROL: dict[str, str] = {"type": "ephemeral"}
+# `- [<type>] <filename> (<iso>)...`: the filename is what precedes the timestamp
+_MANIFEST_LINE = re.compile(r"^- (?:\[[^\]]*\] )?(?P<name>.+?) \([+-]?\d{4,6}-\d\d-\d\dT[^)]*Z\)")
 
 
 def default_selector_model() -> str:
@@ -82,6 +89,50 @@ def parse_selection(text: str) -> tuple[tuple[Any, ...], str | None]:
 
 def _validate(text: str) -> str | None:
     return parse_selection(text)[1]
+
+
+def manifest_filename(line: str) -> str:
+    """The filename in a manifest line; the whole line when it is not in that format."""
+    match = _MANIFEST_LINE.match(line)
+    return match["name"] if match else line
+
+
+def removed_lines(old: str, new: str) -> list[str] | None:
+    """The lines of `old` missing from `new` when `new` is `old` minus them, else None.
+
+    None means something was added, changed or reordered, so a note of removals
+    would leave the model with a wrong manifest and the turn must restate it.
+    """
+    old_lines = old.split("\n") if old else []
+    new_lines = new.split("\n") if new else []
+    kept = set(new_lines)
+    if [line for line in old_lines if line in kept] != new_lines:
+        return None
+    return [line for line in old_lines if line not in kept]
+
+
+def removal_note(gone: Sequence[str]) -> str:
+    """Our wording for memories that left the manifest since the model last saw it."""
+    names = "\n".join(f"- {manifest_filename(line)}" for line in gone)
+    return f"These memories are no longer available and cannot be selected:\n{names}"
+
+
+def _without_turn_breakpoints(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history with only the manifest block's breakpoint (the first block) kept.
+
+    The API allows four breakpoints a request; each turn adds its own on the newest
+    block, so older turns' breakpoints are dropped (the cache still matches them as
+    prefixes of the new one).
+    """
+    out: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if index == 0 or not isinstance(content, list):
+            out.append(message)
+            continue
+        blocks = [{k: v for k, v in block.items() if k != "cache_control"} for block in content]
+        out.append({**message, "content": blocks})
+    return out
 
 
 @dataclass
@@ -150,11 +201,17 @@ class ClaudeSelector(PromptedModel):
                 {"type": "text",
                  "text": f"Query: {request.query}{tools_suffix(request.recent_tools)}"},
             ]}]
-        if request.manifest == conversation.manifest:
-            text = f"Query: {request.query}{tools_suffix(request.recent_tools)}"
-        else:
+        query = f"Query: {request.query}{tools_suffix(request.recent_tools)}"
+        gone = removed_lines(conversation.manifest, request.manifest)
+        if gone is None:  # added or changed lines: the model needs the whole list again
             text = build_user_message(request.query, request.manifest, request.recent_tools)
-        return [*conversation.messages, {"role": "user", "content": text}]
+        elif gone:
+            text = f"{removal_note(gone)}\n\n{query}"
+        else:
+            text = query
+        newest = {"role": "user",
+                  "content": [{"type": "text", "text": text, "cache_control": CACHE_CONTROL}]}
+        return [*_without_turn_breakpoints(conversation.messages), newest]
 
     @staticmethod
     def _key(request: SelectionRequest) -> tuple[str, int]:
