@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -242,9 +243,9 @@ def test_stateful_names_removed_files_instead_of_restating():
     assert "Available memories" not in block["text"] and "role.md" not in block["text"]
     assert block["text"] == ("These memories are no longer available and cannot be selected:\n"
                              "- testing.md\n\nQuery: deploy to staging")
-    # the manifest's breakpoint and the newest turn's: the whole history is a cached prefix
+    # the manifest's breakpoint and the newest turn's; from turn 3 the previous turn's too
     assert breakpoints(two) == [(0, 0), (2, 0)]
-    assert breakpoints(three) == [(0, 0), (4, 0)]  # turn 2's breakpoint was dropped
+    assert breakpoints(three) == [(0, 0), (2, 0), (4, 0)]
     assert three["messages"][2]["content"][0]["text"] == block["text"]
     assert three["messages"][-1]["content"][0]["text"] == (
         "These memories are no longer available and cannot be selected:\n"
@@ -268,8 +269,18 @@ def test_stateful_restates_a_manifest_with_an_added_or_changed_file_and_resets()
          "cache_control": {"type": "ephemeral"}}]
     assert edited["messages"][-1]["content"][0]["text"] == build_user_message(
         "who is the user", changed)
-    assert breakpoints(edited) == [(0, 0), (4, 0)]
+    assert breakpoints(edited) == [(0, 0), (2, 0), (4, 0)]
     assert len(fresh["messages"]) == 1
+
+
+def test_stateful_long_conversation_keeps_three_breakpoints_and_reads_its_history():
+    with FakeMessagesServer() as server:
+        chosen = selector(server, stateful=True)
+        results = [chosen.select(ask(f"run the tests, take {n}")) for n in range(6)]
+    last = server.message_requests()[-1].body
+    assert breakpoints(last) == [(0, 0), (8, 0), (10, 0)]  # the API allows four
+    reads = [r.usage.cache_read_input_tokens for r in results]
+    assert reads[0] == 0 and all(a < b for a, b in pairwise(reads))
 
 
 def test_removed_lines_only_for_a_pure_removal():

@@ -11,9 +11,10 @@ the first user message holds the manifest as a cached block and the first query;
 each later query is a new turn. Surfaced memories leave the manifest, so it
 changes nearly every turn: when the new manifest is the last one minus some lines,
 the turn only names the files that are gone; when lines were added or changed, it
-restates the manifest. The cache breakpoint sits on the newest turn (besides the
-manifest's), so the whole history is read from the prompt cache; restating or
-re-breaking every turn made the stateful variant cost ~10x the stateless one.
+restates the manifest. Cache breakpoints sit on the manifest, the previous turn and
+the newest turn (3 of the API's 4), so the whole history is read from the prompt
+cache; restating the manifest every turn made the stateful variant cost ~10x the
+stateless one.
 """
 
 from __future__ import annotations
@@ -117,17 +118,19 @@ def removal_note(gone: Sequence[str]) -> str:
     return f"These memories are no longer available and cannot be selected:\n{names}"
 
 
-def _without_turn_breakpoints(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history with only the manifest block's breakpoint (the first block) kept.
+def _older_breakpoints_dropped(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history keeping only the manifest's and the previous turn's breakpoints.
 
-    The API allows four breakpoints a request; each turn adds its own on the newest
-    block, so older turns' breakpoints are dropped (the cache still matches them as
-    prefixes of the new one).
+    The API allows four breakpoints a request and each turn adds one on its newest
+    block, so older ones go. The previous turn's stays: its prefix is the one the
+    last request wrote, and a read there covers the whole history without relying
+    on the API's look-back from the newest breakpoint.
     """
+    previous = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=0)
     out: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         content = message.get("content")
-        if index == 0 or not isinstance(content, list):
+        if index in (0, previous) or not isinstance(content, list):
             out.append(message)
             continue
         blocks = [{k: v for k, v in block.items() if k != "cache_control"} for block in content]
@@ -211,7 +214,7 @@ class ClaudeSelector(PromptedModel):
             text = query
         newest = {"role": "user",
                   "content": [{"type": "text", "text": text, "cache_control": CACHE_CONTROL}]}
-        return [*_without_turn_breakpoints(conversation.messages), newest]
+        return [*_older_breakpoints_dropped(conversation.messages), newest]
 
     @staticmethod
     def _key(request: SelectionRequest) -> tuple[str, int]:
