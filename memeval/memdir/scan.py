@@ -13,6 +13,9 @@ from memeval.memdir.types import MemoryHeader, parse_memory_type
 
 MAX_MEMORY_FILES = 200  # the selector sees at most this many, newest first
 FRONTMATTER_MAX_LINES = 30  # only the header is needed to describe a file
+# memeval's bound on one listing: links back to an ancestor multiply the walk at every
+# level (two such links give 2**40 paths), which Node would never finish.
+MAX_LISTED_ENTRIES = 100_000
 
 
 def list_recursive(root: str) -> list[str]:
@@ -34,6 +37,8 @@ def list_recursive(root: str) -> list[str]:
             full = os.path.join(folder, name)
             relative = prefix + name
             result.append(relative)
+            if len(result) >= MAX_LISTED_ENTRIES:
+                return result  # keep what was listed: the memdir's own files come first
             if _is_dir(full):
                 stack.append((full, relative + os.sep, _names(full)))
     return result

@@ -550,7 +550,66 @@ def _flow_end(text: str) -> int:
     return -1
 
 
+# A collection's children, as `yaml` counts aliases over its document nodes: a scalar,
+# an alias (`("*", anchor)`), or a nested collection (a tuple of its children).
+_Child = Any
+_SCALAR = "s"
+MAX_ALIAS_COUNT = 100  # `yaml` 2.x's default `maxAliasCount`
+MAX_FLOW_DEPTH = 1000  # deeper flow nesting costs the ruamel scanner quadratic time
+
+
+class _AliasBudget:
+    """`yaml`'s guard against alias expansion attacks (`Alias.toJS`): each resolution
+    of an anchor counts, and once `count × aliasCount` of an anchor passes 100 the
+    document is refused ("Excessive alias count")."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, _Child] = {}
+        self.count: dict[str, int] = {}
+        self.alias_count: dict[str, int] = {}
+
+    def anchored(self, anchor: str, node: _Child) -> None:
+        # A repeated anchor name starts afresh, as a new source node.
+        self.nodes[anchor] = node
+        self.count[anchor] = 0
+        self.alias_count[anchor] = 0
+
+    def _alias_count(self, node: _Child) -> int:
+        if node == _SCALAR:
+            return 1
+        if isinstance(node, tuple) and len(node) == 2 and node[0] == "*":
+            source = node[1]
+            return self.count.get(source, 0) * self.alias_count.get(source, 0)
+        best = 0
+        for child in node:
+            best = max(best, self._alias_count(child))
+        return best
+
+    def resolve(self, anchor: str) -> None:
+        self.count[anchor] += 1
+        if self.alias_count[anchor] == 0:
+            self.alias_count[anchor] = self._alias_count(self.nodes[anchor])
+        if self.count[anchor] * self.alias_count[anchor] > MAX_ALIAS_COUNT:
+            raise YamlError("Excessive alias count indicates a resource exhaustion attack")
+
+
+def _flow_depth(text: str) -> int:
+    """Deepest run of unclosed `[`/`{`, quotes ignored: an upper bound, cheap to take."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 def _parse_events(text: str) -> Any:
+    if _flow_depth(text) > MAX_FLOW_DEPTH:
+        # The JavaScript parser reads such nesting in linear time; ruamel would take
+        # minutes, so past this depth the file counts as invalid YAML (memeval's limit).
+        raise YamlError(f"flow collections nested deeper than {MAX_FLOW_DEPTH}")
     if not text.endswith("\n"):
         # `yaml` ends a block scalar at the end of input as if a line break followed
         # (`|` keeps its final newline); ruamel does not, unless one is there.
@@ -572,10 +631,14 @@ def _parse_events(text: str) -> Any:
     stack: list[Any] = []
     # For mappings: [dict, pending_key, seen_key_identities]
     result: list[Any] = []
+    budget = _AliasBudget()
 
-    def add(value: Any, anchor: str | None) -> None:
+    def add(value: Any, anchor: str | None, child: _Child = _SCALAR) -> None:
         if anchor:
             anchors[anchor] = value
+            budget.anchored(anchor, child)
+        if stack:
+            stack[-1][-1].append(child)
         if not stack:
             result.append(value)
             return
@@ -613,7 +676,7 @@ def _parse_events(text: str) -> Any:
                 seq = _OmapList()
             if event.anchor:
                 anchors[event.anchor] = seq
-            stack.append(["seq", seq, event.anchor])
+            stack.append(["seq", seq, event.anchor, []])
         elif isinstance(event, ev.SequenceEndEvent):
             frame = stack.pop()
             value = frame[1]
@@ -624,23 +687,27 @@ def _parse_events(text: str) -> Any:
                     if isinstance(item, dict):
                         omap.update(item)
                 value = omap
-            add(value, None)
+            add(value, None, tuple(frame[-1]))
             if frame[2]:
                 anchors[frame[2]] = value
+                budget.anchored(frame[2], tuple(frame[-1]))
         elif isinstance(event, ev.MappingStartEvent):
             mapping: dict[str, Any] = {}
             if _expand_tag(str(event.tag or "")) == _TAG + "set":
                 mapping = JsSet()
             if event.anchor:
                 anchors[event.anchor] = mapping
-            stack.append(["map", mapping, _NO_KEY, set(), event.anchor])
+            stack.append(["map", mapping, _NO_KEY, set(), event.anchor, []])
         elif isinstance(event, ev.MappingEndEvent):
             frame = stack.pop()
-            add(frame[1], None)
+            add(frame[1], None, tuple(frame[-1]))
+            if frame[4]:
+                budget.anchored(frame[4], tuple(frame[-1]))
         elif isinstance(event, ev.AliasEvent):
             if event.anchor not in anchors:
                 raise YamlError(f"unknown alias: {event.anchor}")
-            add(anchors[event.anchor], None)
+            budget.resolve(event.anchor)
+            add(anchors[event.anchor], None, ("*", event.anchor))
     if not result:
         return None
     return _restore_breaks(result[0], base)
