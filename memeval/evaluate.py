@@ -30,8 +30,9 @@ from tqdm import tqdm
 from memeval import __version__
 from memeval.errors import MemevalError
 from memeval.judges import resolve_judge
-from memeval.judges.base import Judge, JudgeRequest, ScoredTurn
-from memeval.labels import PROJECT_SCOPE, memory_key
+from memeval.judges.base import Judge, JudgeRequest, MemoryVerdict, ScoredTurn
+from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
+from memeval.memdir.text import utf8_len
 from memeval.results import (
     CONFIG_FILE,
     REPORT_FILE,
@@ -45,7 +46,7 @@ from memeval.scenarios import MaterializedScenario, Scenario, Turn, load_many, m
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
 from memeval.selectors.shuffle import ShuffledManifestSelector
-from memeval.session import Session, TurnRecord
+from memeval.session import Session, SurfacedRecord, TurnRecord
 from memeval.startup import StartupContext, StartupEnv, startup_context_for, startup_reachable
 
 DEFAULT_SELECTORS: tuple[str, ...] = ("bm25", "recency", "oracle")
@@ -150,21 +151,18 @@ def _gold_by_scope(scenario: Scenario, turn: Turn) -> dict[str, list[str]]:
     "nothing is relevant here" from "no labels"."""
     by_scope: dict[str, list[str]] = {PROJECT_SCOPE: [], **{a: [] for a in scenario.agents}}
     for key in sorted(turn.labels.relevant):
-        if key.startswith("@") and "/" in key:
-            scope, filename = key[1:].split("/", 1)
-        else:
-            scope, filename = PROJECT_SCOPE, key
+        scope, filename = split_memory_key(key)
         by_scope.setdefault(scope, []).append(filename)
     return by_scope
 
 
-def delivered_keys(record: TurnRecord) -> list[str]:
+def delivered(record: TurnRecord) -> tuple[SurfacedRecord, ...]:
     """What the selection put in front of the model: the surfaced memories, or the
     ones a tool-less turn discarded (scored, but flagged, as SPEC §2.8 asks)."""
-    return [s.key for s in (record.surfaced or record.discarded)]
+    return record.surfaced or record.discarded
 
 
-def judge_request(scenario: Scenario, turn: Turn, record: TurnRecord) -> JudgeRequest:
+def judge_request(turn: Turn, record: TurnRecord) -> JudgeRequest:
     candidates: list[str] = []
     descriptions: dict[str, str] = {}
     for search in record.dirs:
@@ -172,7 +170,7 @@ def judge_request(scenario: Scenario, turn: Turn, record: TurnRecord) -> JudgeRe
             key = memory_key(search.scope, header.filename)
             candidates.append(key)
             descriptions[key] = "" if header.description is None else str(header.description)
-    shown = record.surfaced or record.discarded
+    shown = delivered(record)
     return JudgeRequest(
         turn_id=turn.id,
         query=turn.query,
@@ -185,16 +183,14 @@ def judge_request(scenario: Scenario, turn: Turn, record: TurnRecord) -> JudgeRe
     )
 
 
-def _verdicts(scored: ScoredTurn) -> list[dict[str, str]]:
-    return [{"key": v.key, "verdict": v.verdict, "reason": v.reason} for v in scored.verdicts]
+def _verdict_dicts(verdicts: Iterable[MemoryVerdict]) -> list[dict[str, str]]:
+    return [{"key": v.key, "verdict": v.verdict, "reason": v.reason} for v in verdicts]
 
 
 def _safe_score(judge: Judge, request: JudgeRequest) -> ScoredTurn:
     try:
         return judge.score(request)
     except Exception as exc:  # a judge bug must not lose the selector's result
-        from memeval.judges.base import MemoryVerdict
-
         return ScoredTurn(
             turn_id=request.turn_id, judge=judge.name,
             verdicts=tuple(MemoryVerdict(k, "unscored", "judge failed") for k in request.selected),
@@ -230,7 +226,7 @@ def turn_rows(unit: Unit, index: int, turn: Turn, record: TurnRecord,
               judges: Sequence[Judge], startup: Mapping[str, bool] | None = None,
               ) -> list[dict[str, Any]]:
     """The results rows of one turn: one per judge, each carrying the full record."""
-    request = judge_request(unit.scenario, turn, record)
+    request = judge_request(turn, record)
     record_dict = record.to_dict()
     rows = []
     for judge in judges:
@@ -254,13 +250,10 @@ def turn_rows(unit: Unit, index: int, turn: Turn, record: TurnRecord,
             "selected": list(request.selected),
             "discarded": bool(record.discarded) and not record.surfaced,
             "skipped": record.skipped,
-            "verdicts": _verdicts(scored),
-            "candidate_verdicts": None if scored.candidate_verdicts is None else [
-                {"key": v.key, "verdict": v.verdict, "reason": v.reason}
-                for v in scored.candidate_verdicts
-            ],
-            "surfaced_bytes": sum(len(s.content.encode()) for s in
-                                  (record.surfaced or record.discarded)),
+            "verdicts": _verdict_dicts(scored.verdicts),
+            "candidate_verdicts": None if scored.candidate_verdicts is None
+            else _verdict_dicts(scored.candidate_verdicts),
+            "surfaced_bytes": sum(utf8_len(s.content) for s in delivered(record)),
             "selector_usage": record.usage.to_dict(),
             "judge_usage": scored.usage.to_dict(),
             "startup_reachable": dict(startup or {}),
