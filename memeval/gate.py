@@ -24,12 +24,15 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
-from memeval.metrics import paired_compare
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas and the metrics (scipy) load inside the functions that need them: the CLI
+# imports every command module at start, and `memeval --help` should not wait for them.
 from memeval.results import RESULTS_FILE, SUMMARY_FILE, read_results
 
 DEFAULT_MARGIN = 0.03  # a drop smaller than this is within what the suite can resolve
@@ -134,6 +137,8 @@ def per_turn_table(path: Path) -> pd.DataFrame:
     A folder's results.jsonl is the truth (scored as the summary scores it); without
     it, the `per_turn` table of its summary.json is used.
     """
+    import pandas as pd
+
     from memeval.summary import scored_frame
 
     if path.is_dir():
@@ -168,6 +173,8 @@ def load_summary(path: Path) -> dict[str, Any]:
 # -- checks -----------------------------------------------------------------------------
 
 def _groups(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    import pandas as pd
+
     if frame.empty:
         return []
     judges = frame["judge"] if "judge" in frame.columns else pd.Series(["gold"] * len(frame))
@@ -182,6 +189,8 @@ def _slice(frame: pd.DataFrame, selector: str, judge: str) -> pd.DataFrame:
 
 def threshold_checks(frame: pd.DataFrame, minimums: Mapping[str, float]) -> list[GateCheck]:
     """One check per selector × judge × metric with a minimum."""
+    import pandas as pd
+
     checks = []
     for selector, judge in _groups(frame):
         part = _slice(frame, selector, judge)
@@ -212,6 +221,8 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
                            margin: float = DEFAULT_MARGIN,
                            metrics: Sequence[str] = GATED_METRICS) -> list[GateCheck]:
     """Paired non-inferiority of each candidate selector × judge against the baseline."""
+    from memeval.metrics import paired_compare
+
     checks = []
     for selector, judge in _groups(candidate):
         partner = _baseline_for(selector, judge, baseline)
@@ -242,6 +253,8 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
 
 def _numeric(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     """summary.json stores undefined scores as null; paired_compare wants floats."""
+    import pandas as pd
+
     out = frame.copy()
     for column in (metric, "exact_match"):
         out[column] = pd.to_numeric(out[column], errors="coerce").astype(float)
