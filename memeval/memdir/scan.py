@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from memeval.memdir.entrypoint import ENTRYPOINT_NAME
 from memeval.memdir.frontmatter import parse_frontmatter
@@ -17,8 +19,55 @@ FRONTMATTER_MAX_LINES = 30  # only the header is needed to describe a file
 # level (two such links give 2**40 paths), which Node would never finish.
 MAX_LISTED_ENTRIES = 100_000
 
+# Why the scan left a listed entry out (`SkippedFile.reason`).
+SCAN_SKIP_REASONS: tuple[str, ...] = (
+    "not-a-file",  # a folder named `x.md`, a FIFO or a socket
+    "missing",  # deleted mid-scan, or a link to nothing
+    "unreadable",  # any other failed stat, open or read (no access, I/O error)
+    "outside-memdir",  # hardened: its real path leaves the memdir
+    "unlistable",  # a folder (or the memdir itself) that could not be listed
+    "listing-cap",  # the listing stopped at MAX_LISTED_ENTRIES; later entries unseen
+    "over-200-newest",  # read fine, but older than the 200 newest
+)
 
-def list_recursive(root: str) -> list[str]:
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """An entry the scan listed (or could not list) but returned no header for, and why.
+
+    Args:
+        path: the entry relative to the memdir, `/`-separated as filenames are
+            (`.` for the memdir itself).
+        reason: one of `SCAN_SKIP_REASONS`.
+        detail: the OS error text or the limit that applied.
+    """
+
+    path: str
+    reason: str
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"path": self.path, "reason": self.reason, "detail": self.detail}
+
+
+def _rel_name(relative_path: str) -> str:
+    return relative_path.replace(os.sep, "/") or "."
+
+
+def skip_for_error(relative_path: str, exc: BaseException) -> SkippedFile:
+    """The skip record for an entry whose stat, open or read raised `exc`."""
+    if isinstance(exc, IsADirectoryError) or (
+        isinstance(exc, OSError) and exc.errno == errno.ENXIO
+    ):
+        reason = "not-a-file"  # stat_readable refuses folders (EISDIR) and pipes (ENXIO)
+    elif isinstance(exc, FileNotFoundError):
+        reason = "missing"
+    else:
+        reason = "unreadable"
+    return SkippedFile(_rel_name(relative_path), reason, str(exc))
+
+
+def list_recursive(root: str, *, skipped: list[SkippedFile] | None = None) -> list[str]:
     """Relative paths under `root` in the order Node's recursive `readdir` gives.
 
     Node reads each folder in byte order, appends its entries, and descends into
@@ -38,6 +87,11 @@ def list_recursive(root: str) -> list[str]:
             relative = prefix + name
             result.append(relative)
             if len(result) >= MAX_LISTED_ENTRIES:
+                if skipped is not None:
+                    skipped.append(SkippedFile(
+                        _rel_name(relative), "listing-cap",
+                        f"listing stopped after {MAX_LISTED_ENTRIES} entries at this one;"
+                        " entries after it were not scanned"))
                 return result  # keep what was listed: the memdir's own files come first
             if _is_dir(full):
                 stack.append((full, relative + os.sep, _names(full)))
@@ -94,34 +148,65 @@ def read_header(memory_dir: str, relative_path: str) -> MemoryHeader:
     )
 
 
-def scan_memory_files(memory_dir: str | os.PathLike[str]) -> list[MemoryHeader]:
+def scan_memory_files(
+    memory_dir: str | os.PathLike[str], *, skipped: list[SkippedFile] | None = None
+) -> list[MemoryHeader]:
     """Headers of the memdir's memory files, newest first, at most 200.
 
     A missing or unlistable memdir gives `[]`; a file that cannot be read is left out.
-    Bad YAML in one file only empties that file's frontmatter.
+    Bad YAML in one file only empties that file's frontmatter. Pass a list as `skipped`
+    to learn what was left out and why (a missing memdir is no skip: nothing was there).
     """
     root = os.path.abspath(os.fspath(memory_dir))
     try:
-        entries = list_recursive(root)
-    except OSError:
+        entries = list_recursive(root, skipped=skipped)
+    except OSError as exc:
         # The system returns nothing when the listing fails; so do we.
+        note_unlistable(root, exc, skipped)
         return []
-    return headers_of(root, entries)
+    return headers_of(root, entries, skipped=skipped)
 
 
-def headers_of(root: str, entries: Iterable[str]) -> list[MemoryHeader]:
+def note_unlistable(root: str, exc: OSError, skipped: list[SkippedFile] | None) -> None:
+    """Record a failed listing: the memdir (`.`) or the folder named in the error."""
+    if skipped is None:
+        return
+    failed = exc.filename if isinstance(exc.filename, (str, bytes)) else root
+    failed = os.fsdecode(failed)
+    if failed == root and isinstance(exc, FileNotFoundError):
+        return  # no memdir at all: an empty scope, not a skip
+    detail = str(exc) if failed == root else f"{exc}; so the whole listing failed, as Node's does"
+    skipped.append(SkippedFile(_rel_name(os.path.relpath(failed, root)), "unlistable", detail))
+
+
+def headers_of(
+    root: str, entries: Iterable[str], *, skipped: list[SkippedFile] | None = None
+) -> list[MemoryHeader]:
     """Headers of the listed candidates, newest first, at most 200; a file that cannot
-    be read is left out. Shared by the faithful and the confined scan."""
+    be read is left out. Shared by the faithful and the confined scan.
+
+    With a `skipped` list, each candidate left out is appended to it, unreadable ones
+    in listing order, then those beyond the 200 newest, newest first.
+    """
     headers: list[MemoryHeader] = []
     for rel in entries:
         if not is_candidate(rel):
             continue
         try:
             headers.append(read_header(root, rel))
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
+            if skipped is not None:
+                skipped.append(skip_for_error(rel, exc))
             continue
     # Stable: equal mtimes keep listing order, as Array.prototype.sort does.
     headers.sort(key=lambda h: -h.mtime_ms)
+    if skipped is not None:
+        skipped.extend(
+            SkippedFile(h.filename, "over-200-newest",
+                        f"modified {iso_timestamp(h.mtime_ms)}; only the"
+                        f" {MAX_MEMORY_FILES} newest are listed")
+            for h in headers[MAX_MEMORY_FILES:]
+        )
     return headers[:MAX_MEMORY_FILES]
 
 

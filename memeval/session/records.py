@@ -15,6 +15,7 @@ from memeval.usage import ZERO_USAGE, Usage
 
 if TYPE_CHECKING:
     from memeval.memdir import MemoryHeader, SurfacedMemory
+    from memeval.memdir.scan import SkippedFile
 
 # Why a turn did no (or no usable) recall. Gate reasons come first, in the order the
 # system checks them; `no-tool-use-discarded` means recall ran but was thrown away.
@@ -87,6 +88,8 @@ class DirSearch:
         invalid: names dropped at validation, with reasons.
         error: why the selector gave no answer (exception, malformed answer).
         usage: what the selector call cost.
+        skipped: what the scan left out and why (unreadable, not a file, outside the
+            memdir, beyond the 200 newest, ...), in the order the scan met them.
     """
 
     scope: str
@@ -101,6 +104,7 @@ class DirSearch:
     invalid: tuple[DroppedName, ...] = ()
     error: str | None = None
     usage: Usage = ZERO_USAGE
+    skipped: tuple[SkippedFile, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -116,6 +120,7 @@ class DirSearch:
             "invalid": [d.to_dict() for d in self.invalid],
             "error": self.error,
             "usage": self.usage.to_dict(),
+            "skipped": [s.to_dict() for s in self.skipped],
         }
 
 

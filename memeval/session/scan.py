@@ -12,17 +12,21 @@ import os
 
 from memeval.memdir import MemoryHeader, scan_memory_files
 from memeval.memdir.readfile import read_text, split_range
-from memeval.memdir.scan import headers_of
+from memeval.memdir.scan import SkippedFile, headers_of, note_unlistable
 from memeval.memdir.surface import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
 
 
 def scan_dir(
-    memory_dir: str | os.PathLike[str], *, follow_symlinks_out: bool
+    memory_dir: str | os.PathLike[str],
+    *,
+    follow_symlinks_out: bool,
+    skipped: list[SkippedFile] | None = None,
 ) -> list[MemoryHeader]:
-    """Headers of a memdir, newest first, at most 200 (SPEC §2.3)."""
+    """Headers of a memdir, newest first, at most 200 (SPEC §2.3); what was left out
+    and why is appended to `skipped` when given."""
     if follow_symlinks_out:
-        return scan_memory_files(memory_dir)
-    return scan_confined(memory_dir)
+        return scan_memory_files(memory_dir, skipped=skipped)
+    return scan_confined(memory_dir, skipped=skipped)
 
 
 def _inside(real: str, root_real: str) -> bool:
@@ -35,10 +39,13 @@ def _sorted_names(folder: str) -> list[str]:
     return [name.decode("utf-8", "replace") for name in raw]
 
 
-def list_confined(root: str) -> list[str]:
+def list_confined(root: str, *, skipped: list[SkippedFile] | None = None) -> list[str]:
     """Relative paths under `root`, in the faithful listing's order, leaving out every
     entry whose real path is outside `root`'s real path, and entering each real folder
     once (a link back to an ancestor would otherwise loop).
+
+    Entries left out as `outside-memdir` and sub-folders that cannot be listed
+    (`unlistable`) are appended to `skipped` when given.
 
     Raises:
         OSError: the memdir itself cannot be listed.
@@ -52,26 +59,38 @@ def list_confined(root: str) -> list[str]:
         for name in names:
             full = os.path.join(folder, name)
             real = os.path.realpath(full)
+            relative = os.path.relpath(full, root)
             if not _inside(real, root_real):
+                if skipped is not None:
+                    skipped.append(SkippedFile(
+                        relative.replace(os.sep, "/"), "outside-memdir",
+                        f"resolves to {real}, outside {root_real}; not entered or read"))
                 continue
-            result.append(os.path.relpath(full, root))
+            result.append(relative)
             if os.path.isdir(full) and real not in entered:
                 entered.add(real)
                 try:
                     stack.append((full, _sorted_names(full)))
-                except OSError:
+                except OSError as exc:
+                    if skipped is not None:
+                        skipped.append(SkippedFile(
+                            relative.replace(os.sep, "/"), "unlistable", str(exc)))
                     continue
     return result
 
 
-def scan_confined(memory_dir: str | os.PathLike[str]) -> list[MemoryHeader]:
-    """`scan_memory_files` without following anything out of the memdir."""
+def scan_confined(
+    memory_dir: str | os.PathLike[str], *, skipped: list[SkippedFile] | None = None
+) -> list[MemoryHeader]:
+    """`scan_memory_files` without following anything out of the memdir; what was
+    left out and why is appended to `skipped` when given."""
     root = os.path.abspath(os.fspath(memory_dir))
     try:
-        entries = list_confined(root)
-    except OSError:
+        entries = list_confined(root, skipped=skipped)
+    except OSError as exc:
+        note_unlistable(root, exc, skipped)
         return []
-    return headers_of(root, entries)
+    return headers_of(root, entries, skipped=skipped)
 
 
 def exact_200_line_file(path: str) -> bool:

@@ -28,6 +28,7 @@ from memeval.memdir import (
     read_memory_for_surfacing,
 )
 from memeval.memdir.paths import agent_memory_dir, project_memory_dir
+from memeval.memdir.scan import SkippedFile
 from memeval.memdir.text import js_trim, utf16_len
 from memeval.selectors.base import (
     SelectionRequest,
@@ -344,12 +345,15 @@ class Session:
         )
         already = self.surfaced_paths
         for scope, memdir in self.scope_dirs(plan.mentions):
-            scanned = tuple(
-                scan_dir(memdir, follow_symlinks_out=self.compat.follow_symlinks_out_of_memdir)
-            )
+            skips: list[SkippedFile] = []
+            scanned = tuple(scan_dir(
+                memdir, follow_symlinks_out=self.compat.follow_symlinks_out_of_memdir,
+                skipped=skips,
+            ))
             candidates = tuple(h for h in scanned if str(h.file_path) not in already)
             manifest = format_memory_manifest(list(candidates)) if candidates else ""
-            plan.searches.append(DirSearch(scope, str(memdir), scanned, candidates, manifest))
+            plan.searches.append(DirSearch(scope, str(memdir), scanned, candidates, manifest,
+                                           skipped=tuple(skips)))
             if not candidates:
                 plan.requests.append(None)  # nothing left: no selector call for this dir
                 continue
