@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memeval.memdir.entrypoint import ENTRYPOINT_NAME
@@ -157,9 +157,22 @@ def scan_memory_files(
     Bad YAML in one file only empties that file's frontmatter. Pass a list as `skipped`
     to learn what was left out and why (a missing memdir is no skip: nothing was there).
     """
+    return scan_listed(memory_dir, list_recursive, skipped=skipped)
+
+
+def scan_listed(
+    memory_dir: str | os.PathLike[str],
+    lister: Callable[..., list[str]],
+    *,
+    skipped: list[SkippedFile] | None = None,
+) -> list[MemoryHeader]:
+    """List the memdir with `lister` (faithful or confined), then read the headers.
+
+    Both scans share everything but how they list, so they cannot drift apart.
+    """
     root = os.path.abspath(os.fspath(memory_dir))
     try:
-        entries = list_recursive(root, skipped=skipped)
+        entries = lister(root, skipped=skipped)
     except OSError as exc:
         # The system returns nothing when the listing fails; so do we.
         note_unlistable(root, exc, skipped)

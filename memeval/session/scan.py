@@ -12,7 +12,7 @@ import os
 
 from memeval.memdir import MemoryHeader, scan_memory_files
 from memeval.memdir.readfile import read_text, split_range
-from memeval.memdir.scan import SkippedFile, headers_of, note_unlistable
+from memeval.memdir.scan import SkippedFile, scan_listed
 from memeval.memdir.surface import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
 
 
@@ -84,13 +84,7 @@ def scan_confined(
 ) -> list[MemoryHeader]:
     """`scan_memory_files` without following anything out of the memdir; what was
     left out and why is appended to `skipped` when given."""
-    root = os.path.abspath(os.fspath(memory_dir))
-    try:
-        entries = list_confined(root, skipped=skipped)
-    except OSError as exc:
-        note_unlistable(root, exc, skipped)
-        return []
-    return headers_of(root, entries, skipped=skipped)
+    return scan_listed(memory_dir, list_confined, skipped=skipped)
 
 
 def exact_200_line_file(path: str) -> bool:
