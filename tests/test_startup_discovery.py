@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from _files import write
 
 from memeval.memdir.paths import project_memory_dir
 from memeval.startup import (
@@ -18,12 +19,6 @@ from memeval.startup import (
 )
 
 T = MemoryFileType
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 @pytest.fixture

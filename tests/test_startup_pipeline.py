@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from _files import write
 
 from memeval.startup import (
     MAX_INCLUDE_DEPTH,
@@ -15,12 +16,6 @@ from memeval.startup import (
     memory_dir_for,
 )
 from memeval.startup.markdown import strip_html_comments
-
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 @pytest.fixture

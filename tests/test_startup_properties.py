@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from _files import write
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -39,11 +40,6 @@ def sandbox(cwd: str = "proj", **flags: object) -> Iterator[StartupEnv]:
         env = StartupEnv.in_folder(Path(os.path.realpath(folder)), cwd=cwd, **flags)
         env.cwd.mkdir(parents=True)
         yield env
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
 
 
 # --- index truncation ----------------------------------------------------------------

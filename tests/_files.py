@@ -1,0 +1,12 @@
+"""File helpers shared by tests that build folder trees in tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def write(path: Path, text: str) -> Path:
+    """Write `text` as UTF-8 at `path`, creating its folders."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
