@@ -39,7 +39,6 @@ from memeval.results import (
     RESULTS_FILE,
     SUMMARY_FILE,
     ResultsWriter,
-    read_results,
     write_json,
 )
 from memeval.scenarios import MaterializedScenario, Scenario, Turn, load_many, materialize
@@ -416,8 +415,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         summary = (summarize or _default_summarize)(run_dir, extra)
         if not unit_errors:  # a failed unit has no rows: rerunning retries just it
             writer.mark_complete()
-    rows = read_results(run_dir / RESULTS_FILE)
-    return RunOutcome(run_dir=run_dir, rows=len(rows), units_run=len(todo),
+    return RunOutcome(run_dir=run_dir, rows=writer.row_count, units_run=len(todo),
                       units_resumed=len(units) - len(todo),
                       scenario_errors=scenario_errors, summary=summary,
                       unit_errors=tuple(unit_errors))

@@ -79,6 +79,8 @@ class ResultsWriter:
         self.path = run_dir / RESULTS_FILE
         self._lock = FileLock(str(run_dir / LOCK_FILE))
         self._handle: Any = None
+        self._units: set[tuple[str, str, int]] = set()
+        self.row_count = 0  # complete rows in the file, kept up to date as units append
 
     def __enter__(self) -> ResultsWriter:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -106,7 +108,7 @@ class ResultsWriter:
         (self.run_dir / INCOMPLETE_MARKER).unlink(missing_ok=True)
 
     def completed_units(self) -> set[tuple[str, str, int]]:
-        return {unit_key(row) for row in read_results(self.path)}
+        return set(self._units)
 
     def append_unit(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Append all rows of one session unit in a single durable write."""
@@ -121,13 +123,21 @@ class ResultsWriter:
         self._handle.write(payload)
         self._handle.flush()
         os.fsync(self._handle.fileno())
+        self._units.add(unit_key(rows[0]))
+        self.row_count += len(rows)
 
     def _drop_incomplete_units(self) -> None:
+        """Read the file once: cut what a killed run left unfinished, note what is done."""
         if not self.path.exists():
             return
-        torn = not self.path.read_bytes().endswith(b"\n")
+        size = self.path.stat().st_size
+        with self.path.open("rb") as handle:
+            handle.seek(max(size - 1, 0))
+            torn = size > 0 and handle.read(1) != b"\n"
         rows = read_results(self.path)
         kept = complete_rows(rows)
+        self._units = {unit_key(row) for row in kept}
+        self.row_count = len(kept)
         if torn or len(kept) != len(rows):
             atomic_write_text(self.path, "".join(
                 json.dumps(row, sort_keys=True, default=str, ensure_ascii=False) + "\n"
