@@ -15,7 +15,8 @@ from pathlib import Path
 from bench._core import Context, Figure, generated_suite, ratio
 from bench._fake import fake_api_process, model_calls
 from bench.concurrency import no_summary
-from memeval.evaluate import LLMOptions, RunConfig, evaluate
+from memeval.evaluate import evaluate
+from memeval.run_config import LLMOptions, RunConfig
 
 TARGET_CALLS = 0
 TARGET_TIME_RATIO = 0.05
@@ -30,7 +31,7 @@ def run(ctx: Context) -> list[Figure]:
 
     def timed(run_dir: Path) -> tuple[float, int]:
         started = time.perf_counter()
-        evaluate(config, run_dir, progress=False, summarize=no_summary)
+        evaluate(config, run_dir, progress=False, finish=no_summary)
         return time.perf_counter() - started, model_calls()
 
     with fake_api_process(sizes.latency_s):

@@ -24,10 +24,11 @@ from typing import Any
 
 from bench._core import Context, Figure, generated_suite, ratio
 from bench._fake import environment, fake_api_process, model_calls
-from memeval.evaluate import LLMOptions, RunConfig, evaluate
+from memeval.evaluate import evaluate
 from memeval.llm import LLMClient
 from memeval.llm.client import DEFAULT_MAX_CONCURRENCY
 from memeval.memdir import format_memory_manifest, scan_memory_files
+from memeval.run_config import LLMOptions, RunConfig
 from memeval.scenarios import load_many
 from memeval.selectors.base import SelectionRequest
 from memeval.selectors.claude import ClaudeSelector
@@ -43,7 +44,7 @@ def timed_run(suite: Path, run_dir: Path, concurrency: int) -> float:
     config = RunConfig(scenarios=(str(suite),), selectors=("claude",), judges=("gold",),
                        concurrency=concurrency, llm=LLMOptions(cache=False))
     started = time.perf_counter()
-    evaluate(config, run_dir, progress=False, summarize=no_summary)
+    evaluate(config, run_dir, progress=False, finish=no_summary)
     return time.perf_counter() - started
 
 

@@ -15,10 +15,12 @@ from bench._core import Context, Figure, generated_suite, ratio
 from bench._fake import fake_api
 from bench._stateful_delta import DeltaStatefulSelector
 from bench.concurrency import no_summary
-from memeval.evaluate import LLMOptions, RunConfig, evaluate, open_session, play_turn
+from memeval.evaluate import evaluate
+from memeval.harness import open_session, play_turn
 from memeval.llm import LLMClient
 from memeval.llm.prices import load_prices
 from memeval.results import RESULTS_FILE, read_results
+from memeval.run_config import LLMOptions, RunConfig
 from memeval.scenarios import load_many
 from memeval.selectors.claude import DEFAULT_SELECTOR_MODEL
 
@@ -56,11 +58,11 @@ def run(ctx: Context) -> list[Figure]:
                        judges=("gold",), concurrency=2, llm=LLMOptions(cache=False))
     with fake_api(min_cache_tokens=MIN_CACHE_TOKENS):
         ctx.log(f"cost: {sizes.cost_queries} queries, {sizes.cost_files} files, 2 selectors")
-        evaluate(config, ctx.workdir / "run", progress=False, summarize=no_summary)
+        evaluate(config, ctx.workdir / "run", progress=False, finish=no_summary)
     rows = read_results(ctx.workdir / "run" / RESULTS_FILE)
     per: dict[str, dict[str, float]] = {}
     for spec in (STATELESS, STATEFUL):
-        mine = [r["selector_usage"] for r in rows if r["selector"] == spec]
+        mine = [r.selector_usage.to_dict() for r in rows if r.selector == spec]
         turns = max(1, len(mine))
         per[spec] = {
             "billed": sum(billed(u) for u in mine) / turns,

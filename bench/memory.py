@@ -44,17 +44,18 @@ def peak_rss_mb() -> float:
 
 def child(suite: str, run_dir: str, repeats: int) -> dict[str, Any]:
     """Run the evaluation in this process and report its peaks (called in a subprocess)."""
-    from memeval.evaluate import RunConfig, _default_summarize, evaluate
+    from memeval.evaluate import evaluate, finish_run
+    from memeval.run_config import RunConfig
 
     peaks: dict[str, Any] = {"start": peak_rss_mb()}
 
     def summarize(path: Path, extra: Any) -> dict[str, Any]:
         peaks["runner"] = peak_rss_mb()
-        return _default_summarize(path, extra)
+        return finish_run(path, extra)
 
     config = RunConfig(scenarios=(suite,), selectors=("oracle",), judges=("gold",),
                        concurrency=2, repeats=repeats)
-    outcome = evaluate(config, Path(run_dir), progress=False, summarize=summarize)
+    outcome = evaluate(config, Path(run_dir), progress=False, finish=summarize)
     peaks["total"] = peak_rss_mb()
     peaks["rows"] = outcome.rows
     return peaks

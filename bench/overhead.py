@@ -28,10 +28,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import memeval.evaluate
+import memeval.harness
 from bench._core import Context, Figure, generated_suite, ratio
-from memeval.evaluate import RunConfig, evaluate
+from memeval.evaluate import evaluate
 from memeval.memdir import format_memory_manifest, scan_memory_files
+from memeval.run_config import RunConfig
 from memeval.scenarios import load_many
 from memeval.selectors.claude import build_user_message
 
@@ -50,7 +51,7 @@ def _suite(ctx: Context, turns: int) -> Path:
 def session_clock() -> Iterator[list[float]]:
     """Seconds spent inside each turn's Session work, while the block runs."""
     spent: list[float] = []
-    original = memeval.evaluate.play_turn
+    original = memeval.harness.play_turn
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
@@ -59,11 +60,11 @@ def session_clock() -> Iterator[list[float]]:
         finally:
             spent.append(time.perf_counter() - started)
 
-    memeval.evaluate.play_turn = timed
+    memeval.harness.play_turn = timed
     try:
         yield spent
     finally:
-        memeval.evaluate.play_turn = original
+        memeval.harness.play_turn = original
 
 
 def time_memeval(ctx: Context, suite: Path, label: str) -> tuple[float, float, int]:

@@ -1,25 +1,26 @@
 """The regression gate: does a run meet its thresholds and hold up against a baseline?
 
-Two kinds of checks, both on a run's per-turn scores (results.jsonl scored by
-`memeval.summary.scored_frame`, or the `per_turn` table of a summary.json):
+Every check reads the run's scored turns (`summary.json`'s `per_turn`, written by
+`memeval.metrics`); the gate never re-scores, and pairs selectors by the same rule
+as `memeval compare`. Checks:
 
-- *threshold*: a selector's mean of a metric (per judge) must be at least the
-  minimum asked for. The mean, not a CI bound, so the number in the message is the
-  one in the report.
-- *non-inferiority*: per selector and judge, the paired 95 % bootstrap CI of
-  candidate − baseline over the turns both ran (matched on scenario and turn id,
-  repeats averaged) must have its lower bound at or above −margin. A candidate
-  selector with no same-named baseline selector is paired with the baseline's only
-  selector under that judge, when there is exactly one: that is how a prompt change
-  (`claude?prompt=a` → `claude?prompt=b`) is gated.
+- *error rate*: per selector and judge, the share of turns whose selector or judge
+  failed must not exceed `--max-error-rate` (default 0: any error fails the gate).
+- *threshold*: a selector's mean of a metric over its scored turns must reach the
+  minimum asked for. No scored turn is a failure, not a skip.
+- *non-inferiority*: per selector and judge, the paired 95 % cluster-bootstrap
+  interval of candidate − baseline must have its lower bound at or above −margin,
+  for the primary metric (F1 unless told otherwise). Secondary metrics are tested
+  with one-sided p-values on per-scenario differences, Holm-adjusted across them.
+  The candidate must cover every baseline turn, and enough paired turns must exist.
 
-A metric that is undefined (no turn defines it, e.g. recall under a judge that did
-not grade candidates) is reported as `skipped`, never as a pass or a failure.
+The gate fails (never passes) when every check was skipped, when the candidate
+misses baseline turns, or when too few pairs exist to test the margin. A margin
+below what the suite resolves is flagged in the check's detail.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -31,16 +32,16 @@ from memeval.errors import MemevalError
 if TYPE_CHECKING:
     import pandas as pd
 
-# pandas and the metrics (scipy) load inside the functions that need them: the CLI
-# imports every command module at start, and `memeval --help` should not wait for them.
-from memeval.results import RESULTS_FILE, SUMMARY_FILE, read_results
-
-DEFAULT_MARGIN = 0.03  # a drop smaller than this is within what the suite can resolve
-GATED_METRICS: tuple[str, ...] = ("precision", "recall", "f1")
+DEFAULT_MARGIN = 0.03
+DEFAULT_MAX_ERROR_RATE = 0.0
+PRIMARY_METRIC = "f1"
+GATED_METRICS: tuple[str, ...] = ("f1",)
+MIN_PAIRS = 10  # fewer paired turns cannot resolve any sensible margin
+ALPHA = 0.05
 GATE_FILE = "gate.json"
 
 Status = Literal["pass", "fail", "skipped"]
-CheckKind = Literal["threshold", "non-inferiority"]
+CheckKind = Literal["error-rate", "threshold", "non-inferiority", "coverage"]
 
 
 class GateInputError(MemevalError):
@@ -52,7 +53,7 @@ class GateCheck:
     """One line of the gate's table.
 
     Args:
-        kind: `threshold` or `non-inferiority`.
+        kind: `error-rate`, `threshold`, `non-inferiority` or `coverage`.
         metric: the metric checked.
         selector: the candidate selector.
         judge: the judge whose scores are checked.
@@ -84,6 +85,15 @@ class GateCheck:
         who = f"selector {self.selector}, judge {self.judge}"
         if self.kind == "threshold":
             return f"{self.metric} = {value} is below the minimum {self.limit:.3f} ({who})"
+        if self.kind == "error-rate":
+            return (f"{self.metric} = {value} is above the allowed {self.limit:.3f} ({who}; "
+                    f"{self.detail}); errored turns are unscored, so the other figures rest "
+                    "on fewer turns. Fix the cause, or raise --max-error-rate knowingly")
+        if self.kind == "coverage":
+            return f"{self.detail} ({who})"
+        if self.metric != PRIMARY_METRIC and self.value is not None and self.limit == ALPHA:
+            return (f"{self.metric} may have regressed against baseline "
+                    f"{self.baseline_selector}: {self.detail} = {value} > {ALPHA} ({who})")
         return (f"{self.metric} regressed against baseline {self.baseline_selector}: the lower "
                 f"bound of the 95% CI of candidate − baseline is {value}, below the allowed "
                 f"{self.limit:.3f} (margin {-self.limit:.3f}; {who}; {self.detail})")
@@ -91,22 +101,27 @@ class GateCheck:
 
 @dataclass(frozen=True)
 class GateResult:
-    """Every check of a gate run; `passed` when none failed."""
+    """Every check of a gate run; `passed` when none failed and at least one ran."""
 
     checks: tuple[GateCheck, ...]
 
     @property
     def passed(self) -> bool:
-        return not any(c.failed for c in self.checks)
+        ran = [c for c in self.checks if c.status != "skipped"]
+        return bool(ran) and not any(c.failed for c in self.checks)
 
     @property
     def failures(self) -> tuple[GateCheck, ...]:
-        return tuple(c for c in self.checks if c.failed)
+        failed = tuple(c for c in self.checks if c.failed)
+        if failed or self.passed:
+            return failed
+        return (GateCheck("coverage", "-", "-", "-", None, 0.0, "fail",
+                          "every check was skipped: nothing was tested"),)
 
     def to_dict(self) -> dict[str, Any]:
-        from memeval.summary import _clean  # JSON has no NaN; summary pulls in the judges
+        from memeval.summary import clean
 
-        return {"passed": self.passed, "checks": [_clean(asdict(c)) for c in self.checks]}
+        return {"passed": self.passed, "checks": [clean(asdict(c)) for c in self.checks]}
 
     def table(self) -> str:
         """A plain-text table of every check, failures marked, for terminals and CI logs."""
@@ -120,6 +135,21 @@ class GateResult:
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)
         return "\n".join(fmt.format(*row).rstrip() for row in [header, *lines])
 
+    def markdown(self) -> str:
+        """The checks as a Markdown table, fit for a CI job summary."""
+        verdict = "✅ PASS" if self.passed else "❌ FAIL"
+        lines = [f"### memeval gate: {verdict}", "",
+                 "| status | check | selector | judge | metric | value | limit | detail |",
+                 "|---|---|---|---|---|---|---|---|"]
+        for c in self.checks:
+            value = "—" if c.value is None else f"{c.value:.3f}"
+            cells = [c.status.upper(), c.kind, c.selector, c.judge, c.metric, value,
+                     f"{c.limit:.3f}", c.detail]
+            lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+        for c in self.failures:
+            lines.append(f"\n- **FAIL**: {c.message()}")
+        return "\n".join(lines) + "\n"
+
 
 def _finite(value: Any) -> float | None:
     try:
@@ -132,42 +162,13 @@ def _finite(value: Any) -> float | None:
 # -- inputs -----------------------------------------------------------------------------
 
 def per_turn_table(path: Path) -> pd.DataFrame:
-    """Per-turn scores of a run folder or a summary.json.
+    """Scored turns of a run folder or summary.json (see `memeval.compare`)."""
+    from memeval.compare import RunInputError, per_turn_table
 
-    A folder's results.jsonl is the truth (scored as the summary scores it); without
-    it, the `per_turn` table of its summary.json is used.
-    """
-    import pandas as pd
-
-    from memeval.summary import scored_frame
-
-    if path.is_dir():
-        results = path / RESULTS_FILE
-        if results.exists():
-            return scored_frame(read_results(results))
-        path = path / SUMMARY_FILE
-    summary = load_summary(path)
-    rows = summary.get("per_turn")
-    if not isinstance(rows, list):
-        raise GateInputError(f"{path}: no 'per_turn' table; it is not a memeval summary.json "
-                             "(write one with `memeval run` or the pytest plugin)")
-    return pd.DataFrame(rows)
-
-
-def load_summary(path: Path) -> dict[str, Any]:
-    """A summary.json (or the one inside a run folder), with errors that name the file."""
-    if path.is_dir():
-        path = path / SUMMARY_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise GateInputError(f"{path}: not found; pass a run folder or its summary.json") \
-            from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise GateInputError(f"{path}: not readable as JSON ({exc})") from exc
-    if not isinstance(data, dict):
-        raise GateInputError(f"{path}: expected a JSON object (a memeval summary.json)")
-    return data
+        return per_turn_table(Path(path))
+    except RunInputError as exc:
+        raise GateInputError(str(exc)) from None
 
 
 # -- checks -----------------------------------------------------------------------------
@@ -187,112 +188,177 @@ def _slice(frame: pd.DataFrame, selector: str, judge: str) -> pd.DataFrame:
     return frame[(frame["selector"].astype(str) == selector) & (judges == judge)]
 
 
+def error_rate_checks(frame: pd.DataFrame, max_rate: float) -> list[GateCheck]:
+    """Per selector × judge: the share of turns whose selector or judge failed."""
+    checks = []
+    for selector, judge in _groups(frame):
+        part = _slice(frame, selector, judge)
+        for kind in ("selector", "judge"):
+            column = f"{kind}_error"
+            failed = part[column].astype(bool) if column in part.columns else None
+            if failed is None or failed.empty:
+                continue
+            rate = float(failed.mean())
+            checks.append(GateCheck(
+                "error-rate", f"{kind} error rate", selector, judge, rate, max_rate,
+                "fail" if rate > max_rate else "pass",
+                f"{int(failed.sum())} of {len(failed)} turns errored"))
+    return checks
+
+
+def _scored(part: pd.DataFrame) -> pd.DataFrame:
+    return part[part["scored"].astype(bool)] if "scored" in part.columns else part
+
+
 def threshold_checks(frame: pd.DataFrame, minimums: Mapping[str, float]) -> list[GateCheck]:
-    """One check per selector × judge × metric with a minimum."""
+    """One check per selector × judge × metric with a minimum, over scored turns."""
     import pandas as pd
 
     checks = []
     for selector, judge in _groups(frame):
-        part = _slice(frame, selector, judge)
-        # Repeats count once per turn, as in the summary's aggregates.
+        part = _scored(_slice(frame, selector, judge))
         for metric, minimum in minimums.items():
             per_turn = (part.assign(_v=pd.to_numeric(part[metric], errors="coerce"))
-                        .groupby(["scenario", "turn_id"])["_v"].mean())
-            defined = per_turn.dropna()
-            if defined.empty:
+                        .groupby(["scenario", "turn_id"])["_v"].mean()).dropna()
+            if per_turn.empty:
                 checks.append(GateCheck("threshold", metric, selector, judge, None, minimum,
-                                        "skipped", f"{metric} is undefined on every turn"))
+                                        "fail", f"{metric} rests on no scored turn"))
                 continue
-            mean = float(defined.mean())
+            mean = float(per_turn.mean())
             checks.append(GateCheck(
                 "threshold", metric, selector, judge, mean, minimum,
-                "pass" if mean >= minimum else "fail", f"mean over {len(defined)} turns"))
+                "pass" if mean >= minimum else "fail", f"mean over {len(per_turn)} turns"))
     return checks
 
 
-def _baseline_for(selector: str, judge: str, baseline: pd.DataFrame) -> str | None:
-    names = sorted({s for s, j in _groups(baseline) if j == judge})
-    if selector in names:
-        return selector
-    return names[0] if len(names) == 1 else None
+def _missing_turns(candidate: pd.DataFrame, baseline: pd.DataFrame) -> list[str]:
+    have = set(zip(candidate["scenario"], candidate["turn_id"], strict=True))
+    need = set(zip(baseline["scenario"], baseline["turn_id"], strict=True))
+    return sorted(f"{s}/{t}" for s, t in need - have)
+
+
+def _one_sided_p(candidate: pd.DataFrame, baseline: pd.DataFrame, metric: str,
+                 margin: float) -> float:
+    """p-value of H0 "candidate − baseline ≤ −margin", on per-scenario mean differences."""
+    from scipy import stats
+
+    joined = (candidate.groupby(["scenario", "turn_id"])[metric].mean().rename("a").to_frame()
+              .join(baseline.groupby(["scenario", "turn_id"])[metric].mean().rename("b"),
+                    how="inner").dropna())
+    if joined.empty:
+        return math.nan
+    per_scenario = (joined["a"] - joined["b"]).groupby(level=0).mean().to_numpy() + margin
+    if per_scenario.size < 2:
+        return math.nan
+    if (per_scenario == per_scenario[0]).all():
+        return 0.0 if per_scenario[0] > 0 else 1.0
+    return float(stats.ttest_1samp(per_scenario, 0.0, alternative="greater").pvalue)
 
 
 def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
-                           margin: float = DEFAULT_MARGIN,
-                           metrics: Sequence[str] = GATED_METRICS) -> list[GateCheck]:
+                           margin: float = DEFAULT_MARGIN, primary: str = PRIMARY_METRIC,
+                           secondary: Sequence[str] = (),
+                           pairs: Sequence[tuple[str, str]] = ()) -> list[GateCheck]:
     """Paired non-inferiority of each candidate selector × judge against the baseline."""
+    from memeval.compare import holm, pair_selectors
     from memeval.metrics import paired_compare
 
-    checks = []
-    for selector, judge in _groups(candidate):
-        partner = _baseline_for(selector, judge, baseline)
-        for metric in metrics:
-            if partner is None:
-                checks.append(GateCheck(
-                    "non-inferiority", metric, selector, judge, None, -margin, "skipped",
-                    f"baseline has no selector {selector!r} under judge {judge!r}"))
-                continue
-            a = _numeric(_slice(candidate, selector, judge), metric)
-            b = _numeric(_slice(baseline, partner, judge), metric)
-            result = paired_compare(a, b, metric)
-            detail = (f"{result.n_pairs} paired turns, candidate {result.mean_a:.3f} vs "
-                      f"baseline {result.mean_b:.3f}") if result.n_pairs else "no paired turns"
+    checks: list[GateCheck] = []
+    judges = sorted(set(candidate["judge"]) & set(baseline["judge"]))
+    if not judges:
+        return [GateCheck("coverage", primary, "-", "-", None, 0.0, "fail",
+                          "candidate and baseline share no judge")]
+    for judge in judges:
+        cand_j, base_j = _slice_judge(candidate, judge), _slice_judge(baseline, judge)
+        try:
+            matched = pair_selectors(sorted(set(base_j["selector"])),
+                                     sorted(set(cand_j["selector"])),
+                                     [(b, c) for c, b in pairs])
+        except MemevalError as exc:
+            checks.append(GateCheck("coverage", primary, "-", judge, None, 0.0, "fail", str(exc)))
+            continue
+        for partner, selector in matched:
+            a, b = _slice(cand_j, selector, judge), _slice(base_j, partner, judge)
+            missing = _missing_turns(a, b)
+            if missing:
+                shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+                checks.append(GateCheck("coverage", primary, selector, judge, None, 0.0, "fail",
+                                        f"{len(missing)} baseline turns missing: {shown}",
+                                        baseline_selector=partner))
+            a, b = _scored(a), _scored(b)
+            result = paired_compare(a, b, primary)
             low = _finite(result.ci_low)
-            if result.n_pairs == 0:
-                status: Status = "skipped"
-            elif low is None:  # one pair: no interval; judge the point difference
-                low = _finite(result.mean_diff)
-                status = "fail" if low is not None and low < -margin else "pass"
-                detail += " (one pair: no CI)"
+            detail = (f"{result.n_pairs} paired turns in {result.n_clusters} scenarios, "
+                      f"candidate {result.mean_a:.3f} vs baseline {result.mean_b:.3f}")
+            if result.n_pairs < MIN_PAIRS or low is None:
+                checks.append(GateCheck(
+                    "coverage", primary, selector, judge, low, -margin, "fail",
+                    f"only {result.n_pairs} paired scored turns (need {MIN_PAIRS}) to test "
+                    f"the margin on {primary}; add turns or scenarios",
+                    baseline_selector=partner))
             else:
-                status = "fail" if low < -margin else "pass"
-            checks.append(GateCheck("non-inferiority", metric, selector, judge, low, -margin,
-                                    status, detail, baseline_selector=partner))
+                high = _finite(result.ci_high)
+                half = (low if high is None else high) - result.mean_diff
+                if half > margin:
+                    detail += (f"; the margin {margin:.3f} is below what these turns resolve "
+                               f"(±{half:.3f}) — calibrate it with `memeval gate --calibrate`")
+                checks.append(GateCheck("non-inferiority", primary, selector, judge, low,
+                                        -margin, "fail" if low < -margin else "pass", detail,
+                                        baseline_selector=partner))
+            pvalues = [_one_sided_p(a, b, m, margin) for m in secondary]
+            for metric, p, adjusted in zip(secondary, pvalues, holm(pvalues), strict=True):
+                status: Status = "skipped" if math.isnan(p) else \
+                    ("pass" if adjusted <= ALPHA else "fail")
+                checks.append(GateCheck(
+                    "non-inferiority", metric, selector, judge, _finite(adjusted), ALPHA, status,
+                    f"Holm-adjusted one-sided p of a drop beyond {margin:.3f} "
+                    f"(raw {p:.3g}, {len(secondary)} secondary metrics)",
+                    baseline_selector=partner))
     return checks
 
 
-def _numeric(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
-    """summary.json stores undefined scores as null; paired_compare wants floats."""
-    import pandas as pd
-
-    out = frame.copy()
-    for column in (metric, "exact_match"):
-        out[column] = pd.to_numeric(out[column], errors="coerce").astype(float)
-    return out
+def _slice_judge(frame: pd.DataFrame, judge: str) -> pd.DataFrame:
+    return frame[frame["judge"].astype(str) == judge]
 
 
 def run_gate(candidate: pd.DataFrame, baseline: pd.DataFrame | None = None, *,
              margin: float = DEFAULT_MARGIN, min_precision: float | None = None,
-             min_recall: float | None = None,
-             metrics: Sequence[str] = GATED_METRICS) -> GateResult:
+             min_recall: float | None = None, max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+             primary: str = PRIMARY_METRIC, secondary: Sequence[str] = (),
+             pairs: Sequence[tuple[str, str]] = ()) -> GateResult:
     """Every check the options ask for, on per-turn tables (see `per_turn_table`).
 
     Args:
         candidate: the run under test.
         baseline: the reference run; None skips non-inferiority.
-        margin: how far below the baseline the CI's lower bound may reach.
+        margin: how far below the baseline the interval's lower bound may reach.
         min_precision: minimum mean precision per selector and judge.
         min_recall: minimum mean recall per selector and judge.
-        metrics: metrics checked for non-inferiority.
+        max_error_rate: the largest share of errored turns allowed (selector or judge).
+        primary: the metric whose non-inferiority decides.
+        secondary: further metrics, Holm-corrected.
+        pairs: explicit (candidate selector, baseline selector) pairs.
     """
     if margin < 0:
         raise MemevalError(f"margin {margin}: must be >= 0 (it is subtracted from 0)")
     minimums = {m: v for m, v in (("precision", min_precision), ("recall", min_recall))
                 if v is not None}
-    checks = threshold_checks(candidate, minimums)
+    checks = error_rate_checks(candidate, max_error_rate)
+    checks += threshold_checks(candidate, minimums)
     if baseline is not None:
-        checks += non_inferiority_checks(candidate, baseline, margin=margin, metrics=metrics)
+        checks += non_inferiority_checks(candidate, baseline, margin=margin, primary=primary,
+                                         secondary=secondary, pairs=pairs)
     return GateResult(tuple(checks))
 
 
 def gate_run(run: Path, baseline: Path | None = None, **options: Any) -> GateResult:
-    """`run_gate` on a run folder (or summary.json) against a baseline summary.json."""
+    """`run_gate` on a run folder (or summary.json) against a baseline."""
     return run_gate(per_turn_table(run),
                     None if baseline is None else per_turn_table(baseline), **options)
 
 
 __all__ = [
-    "DEFAULT_MARGIN", "GATED_METRICS", "GATE_FILE", "GateCheck", "GateInputError",
-    "GateResult", "gate_run", "load_summary", "non_inferiority_checks", "per_turn_table",
-    "run_gate", "threshold_checks",
+    "DEFAULT_MARGIN", "DEFAULT_MAX_ERROR_RATE", "GATED_METRICS", "GATE_FILE", "GateCheck",
+    "GateInputError", "GateResult", "error_rate_checks", "gate_run", "non_inferiority_checks",
+    "per_turn_table", "run_gate", "threshold_checks",
 ]

@@ -1,45 +1,37 @@
-"""Selection quality per turn, aggregated with confidence intervals, and paired comparisons.
+"""Scoring, in one place: per-turn metrics from a judge's verdicts, and their aggregates.
 
-Per turn (`score_turn`), against the gold labels:
+Every figure memeval reports is computed here; summary, report, gate, compare and
+the pytest items read it and never re-score. docs/metrics.md states the rules with
+worked examples; in short, per turn and judge:
 
-- *hits*: distinct selected keys labelled `relevant`; *false positives*: distinct
-  selected keys that are neither `relevant` nor `acceptable`. An acceptable memory is
-  harmless: it is neither a hit nor a false positive, and counts in no denominator.
-  A key surfacing twice (the duplicate quirk) is scored once; `duplicates` counts
-  the extra copies.
-- *precision* = hits / (hits + false positives).
-- *recall* = min(hits, R) / R with R = min(|relevant|, 5): the session surfaces at
-  most five memories, so a turn with eight relevant ones is fully served by five.
-- *F1*: harmonic mean; 0 when recall is 0.
-- *exact match*: recall 1 and no false positive (acceptable extras allowed).
+- A turn is **unscored** (all its metrics NaN, counted with a reason) when the
+  selector errored, the judge errored, or the judge left a pick ungraded or graded
+  keys that were not picked. Failure is never scored as an empty, harmless answer.
+- *hits*: distinct picks the judge holds relevant; *false positives*: distinct picks
+  neither relevant nor acceptable. Acceptable picks count in no denominator.
+- A turn **needs memory** when something is relevant. On those turns:
+  precision = hits / (hits + FP) (NaN when nothing surfaced), recall =
+  min(hits, R) / R with R = min(|relevant|, 5) (the session surfaces at most five),
+  F1 their harmonic mean (0 when recall is 0). Recall, F1 and exact match are NaN
+  under a judge that did not grade every candidate (it cannot know what was missed).
+- On turns that need **nothing**, precision and recall are undefined (NaN); such a
+  turn is a **false alarm** when anything not acceptable surfaced.
+- *exact match*: recall 1 (or nothing needed) and no false positive.
 
-Empty selections and empty labels (the choices, stated once):
-
-| relevant | selected (non-acceptable) | precision | recall | outcome |
-|---|---|---|---|---|
-| none | nothing | 1 | 1 | `abstained` (a correct abstention) |
-| none | something | 0 | 1 | `false_alarm` (nothing was missed, all of it is noise) |
-| some | nothing | NaN (undefined) | 0 | `miss` |
-| some | something | hits/(hits+FP) | as above | `exact` / `partial` / `miss` |
-
-Undefined precision is NaN, never 0 or 1: a mean over turns then skips it, and
-`precision_n` says how many turns it rests on. A selector error is scored as the
-(empty) selection it produced, so failing never looks better than abstaining; the
-`errored` column tells the two apart.
-
-Aggregates collapse repeats to a per-turn mean first, then bootstrap over turns
-(scipy's percentile bootstrap, seeded), so repeats never count as extra evidence.
+Aggregates collapse repeats to a per-turn mean, then give every metric its `n` (the
+turns it rests on) and `n_clusters` (the scenarios they come from). Intervals
+resample whole scenarios (a cluster bootstrap), because turns of one scenario share
+a memdir and a history; proportions (exact match, false alarm) get Wilson intervals.
+Means are macro (over turns); `micro_precision`/`micro_recall` pool the counts.
 """
 
 from __future__ import annotations
 
 import inspect
-import itertools
 import math
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -47,54 +39,68 @@ from scipy import optimize, special, stats
 
 from memeval.errors import MemevalError
 
+if TYPE_CHECKING:
+    from memeval.record import TurnResult
+
 CAP = 5  # memories surfaced per turn at most (SPEC §2.6); caps the recall denominator
 CONFIDENCE = 0.95
 N_RESAMPLES = 2000  # percentile bootstrap: ~±0.005 on a 95 % bound, fast on 2 cores
 POWER = 0.8
 SEED = 0
 
-Outcome = Literal["abstained", "false_alarm", "miss", "partial", "exact"]
+Outcome = Literal["abstained", "false_alarm", "miss", "partial", "exact", "unscored"]
 
 METRICS: tuple[str, ...] = (
-    "precision", "recall", "f1", "exact_match", "false_positives", "surfaced_bytes",
+    "precision", "recall", "f1", "exact_match", "false_alarm", "false_positives",
+    "surfaced_bytes",
 )
+PROPORTIONS: tuple[str, ...] = ("exact_match", "false_alarm")  # Wilson intervals
 ID_COLUMNS: tuple[str, ...] = ("scenario", "turn_id", "category", "selector", "repeat")
 REQUIRED_COLUMNS: tuple[str, ...] = ("turn_id", "selected", "relevant")
 # Defaults for optional input columns; `selected_keys` is accepted for `selected`.
 _DEFAULTS: dict[str, Any] = {
-    "scenario": "", "category": "uncategorized", "selector": "", "acceptable": (),
-    "surfaced_bytes": 0, "error": None, "repeat": 0,
+    "scenario": "", "category": "uncategorized", "selector": "", "judge": "", "acceptable": (),
+    "surfaced_bytes": 0, "error": None, "judge_error": None, "unscored": None, "repeat": 0,
+    "recall_known": True, "needs_memory": None,
 }
+UNSCORED_SELECTOR = "selector error"
+UNSCORED_JUDGE = "judge error"
+UNSCORED_UNGRADED = "pick not graded"
+UNSCORED_WRONG_KEYS = "verdicts name memories that were not picked"
 
 
 @dataclass(frozen=True)
-class TurnScore:
-    """How well one selection served one turn (see the module doc for the rules).
+class TurnMetrics:
+    """How well one selection served one turn under one judge (module doc for rules).
 
     Args:
         precision: hits / (hits + false positives); NaN when undefined.
-        recall: capped recall in [0, 1].
+        recall: capped recall in [0, 1]; NaN when nothing is needed or unknown.
         f1: harmonic mean of the two; 0 when recall is 0.
-        exact_match: every (capped) relevant memory and no false positive.
+        exact_match: 1.0 for every (capped) relevant memory and no false positive.
+        false_alarm: on a turn needing nothing, 1.0 when something surfaced; else NaN.
         hits: distinct relevant memories selected.
-        false_positives: distinct selected memories that are neither relevant nor acceptable.
+        false_positives: distinct selected memories neither relevant nor acceptable.
         acceptable_selected: distinct acceptable memories selected (neither hit nor FP).
         n_selected: distinct memories selected.
         n_relevant: |relevant|, before the cap.
         duplicates: selected entries beyond the first copy of a key.
-        outcome: `abstained`, `false_alarm`, `miss`, `partial` or `exact`.
+        needs_memory: something is relevant.
+        outcome: `abstained`, `false_alarm`, `miss`, `partial`, `exact` or `unscored`.
     """
 
     precision: float
     recall: float
     f1: float
-    exact_match: bool
+    exact_match: float
+    false_alarm: float
     hits: int
-    false_positives: int
+    false_positives: float
     acceptable_selected: int
     n_selected: int
     n_relevant: int
     duplicates: int
+    needs_memory: bool
     outcome: Outcome
 
     @property
@@ -119,12 +125,16 @@ def _label_sets(labels: Any) -> tuple[frozenset[str], frozenset[str]]:
             _key_set(getattr(labels, "acceptable", None), "acceptable"))
 
 
-def score_turn(selected: Sequence[str], labels: Any) -> TurnScore:
-    """Score one turn's selection against its gold labels.
+def score_turn(selected: Sequence[str], labels: Any, *, recall_known: bool = True,
+               needs_memory: bool | None = None) -> TurnMetrics:
+    """Score one turn's selection against the labels its judge holds.
 
     Args:
         selected: memory keys that surfaced, in order (duplicates allowed).
         labels: a `GoldLabels`, or any mapping/object with `relevant` and `acceptable`.
+        recall_known: the judge knows every relevant memory (else recall is NaN).
+        needs_memory: whether the turn needs a memory, when the labels cannot say
+            (a judge that graded only the picks); default: `relevant` is non-empty.
     """
     relevant, acceptable = _label_sets(labels)
     if isinstance(selected, str):
@@ -135,26 +145,41 @@ def score_turn(selected: Sequence[str], labels: Any) -> TurnScore:
     # A key labelled both relevant and acceptable is relevant (GoldLabels.verdict_for).
     ok_extra = len((chosen & acceptable) - relevant)
     false_pos = len(chosen - relevant - acceptable)
-    if relevant:
-        needed = min(len(relevant), CAP)
-        recall = min(hits, needed) / needed
-        precision = hits / (hits + false_pos) if hits + false_pos else math.nan
+    needed = bool(relevant) if needs_memory is None else needs_memory
+    nan = math.nan
+    if needed:
+        precision = hits / (hits + false_pos) if hits + false_pos else nan
+        capped = min(len(relevant), CAP)
+        recall = (min(hits, capped) / capped if capped else 0.0) if recall_known else nan
+        if math.isnan(recall):
+            f1 = nan
+        elif recall == 0 or not precision:
+            f1 = 0.0
+        else:
+            f1 = 2 * precision * recall / (precision + recall)
+        exact = nan if math.isnan(recall) else float(recall == 1.0 and false_pos == 0)
+        false_alarm = nan
+        outcome: Outcome = "miss" if hits == 0 else ("exact" if exact == 1.0 else "partial")
     else:
-        recall = 1.0
-        precision = 0.0 if false_pos else 1.0
-    f1 = 0.0 if recall == 0 or precision == 0 else 2 * precision * recall / (precision + recall)
-    exact = recall == 1.0 and false_pos == 0
-    outcome: Outcome
-    if not relevant:
+        precision = recall = f1 = nan
+        exact = float(false_pos == 0)
+        false_alarm = float(false_pos > 0)
         outcome = "false_alarm" if false_pos else "abstained"
-    elif hits == 0:
-        outcome = "miss"
-    else:
-        outcome = "exact" if exact else "partial"
-    return TurnScore(precision=precision, recall=recall, f1=f1, exact_match=exact, hits=hits,
-                     false_positives=false_pos, acceptable_selected=ok_extra,
-                     n_selected=len(picked), n_relevant=len(relevant),
-                     duplicates=len(selected) - len(picked), outcome=outcome)
+    return TurnMetrics(precision=precision, recall=recall, f1=f1, exact_match=exact,
+                       false_alarm=false_alarm, hits=hits, false_positives=false_pos,
+                       acceptable_selected=ok_extra, n_selected=len(picked),
+                       n_relevant=len(relevant), duplicates=len(selected) - len(picked),
+                       needs_memory=needed, outcome=outcome)
+
+
+def _unscored_metrics(selected: Sequence[str], relevant: frozenset[str]) -> TurnMetrics:
+    picked = list(dict.fromkeys(selected))
+    nan = math.nan
+    return TurnMetrics(precision=nan, recall=nan, f1=nan, exact_match=nan, false_alarm=nan,
+                       hits=0, false_positives=nan, acceptable_selected=0,
+                       n_selected=len(picked), n_relevant=len(relevant),
+                       duplicates=len(selected) - len(picked), needs_memory=bool(relevant),
+                       outcome="unscored")
 
 
 # -- per turn ---------------------------------------------------------------------------
@@ -165,20 +190,34 @@ def _as_records(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> list[dict[s
     return [dict(r) for r in rows]
 
 
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value)) \
+        and value != ""
+
+
+TURN_COLUMNS: tuple[str, ...] = (
+    *ID_COLUMNS, "judge", "selected", "relevant", "acceptable", "surfaced_bytes",
+    "selector_error", "judge_error", "scored", "unscored_reason",
+    *TurnMetrics.__dataclass_fields__,
+)
+
+
 def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataFrame:
-    """One scored row per input row (turn × selector × repeat).
+    """One scored row per input row (turn × selector × repeat × judge).
 
     Args:
         rows: dicts or a DataFrame with `turn_id`, `selected` (or `selected_keys`) and
-            `relevant`, and optionally `scenario`, `category`, `selector`,
-            `acceptable`, `surfaced_bytes`, `error`, `repeat`; other columns are kept.
+            `relevant`, and optionally `scenario`, `category`, `selector`, `judge`,
+            `acceptable`, `surfaced_bytes`, `repeat`, `error` (the selector's),
+            `judge_error`, `unscored` (another reason not to score), `recall_known`,
+            `needs_memory`; other columns are kept.
 
     Returns:
-        The input columns (key lists as tuples) plus `errored` and every `TurnScore` field.
+        The input columns (key lists as tuples) plus `selector_error`, `judge_error`
+        (booleans), `scored`, `unscored_reason` and every `TurnMetrics` field.
     """
-    records = _as_records(rows)
     out = []
-    for index, raw in enumerate(records):
+    for index, raw in enumerate(_as_records(rows)):
         row = {**_DEFAULTS, **raw}
         if "selected" not in raw and "selected_keys" in raw:
             row["selected"] = row.pop("selected_keys")
@@ -187,24 +226,72 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
             raise MemevalError(f"metrics: row {index} lacks {', '.join(missing)}; every row "
                                f"needs {', '.join(REQUIRED_COLUMNS)}")
         selected = () if row["selected"] is None else tuple(str(k) for k in row["selected"])
-        score = score_turn(selected, row)
-        error = row["error"]
-        errored = error is not None and not (isinstance(error, float) and math.isnan(error))
-        row.update(selected=selected, relevant=tuple(sorted(_key_set(row["relevant"], "relevant"))),
+        relevant = _key_set(row["relevant"], "relevant")
+        selector_error, judge_error = _present(row["error"]), _present(row["judge_error"])
+        reason = (UNSCORED_SELECTOR if selector_error else UNSCORED_JUDGE if judge_error
+                  else row["unscored"] if _present(row["unscored"]) else None)
+        needs = row["needs_memory"]
+        score = _unscored_metrics(selected, relevant) if reason else score_turn(
+            selected, row, recall_known=bool(row["recall_known"]),
+            needs_memory=None if needs is None or (isinstance(needs, float) and math.isnan(needs))
+            else bool(needs))
+        row.update(selected=selected, relevant=tuple(sorted(relevant)),
                    acceptable=tuple(sorted(_key_set(row["acceptable"], "acceptable"))),
-                   errored=errored, **asdict(score))
+                   selector_error=selector_error, judge_error=judge_error,
+                   scored=reason is None, unscored_reason=reason, **asdict(score))
         out.append(row)
+    if not out:
+        return pd.DataFrame(columns=list(TURN_COLUMNS))
     frame = pd.DataFrame(out)
-    if frame.empty:
-        columns = [*ID_COLUMNS, "selected", "relevant", "acceptable", "surfaced_bytes", "error",
-                   "errored", *TurnScore.__dataclass_fields__]
-        return pd.DataFrame(columns=columns)
-    frame["exact_match"] = frame["exact_match"].astype(bool)
     frame["surfaced_bytes"] = pd.to_numeric(frame["surfaced_bytes"]).fillna(0)
+    for column in ("precision", "recall", "f1", "exact_match", "false_alarm", "false_positives"):
+        frame[column] = frame[column].astype(float)
     return frame
 
 
-# -- bootstrap ------------------------------------------------------------------------
+def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
+    """One `per_turn_frame` input row: `result` under the labels `judge` holds.
+
+    The judge's own `relevant`/`acceptable` are used when it states them (the gold
+    judge always does); otherwise they are read from its verdicts, and recall is
+    known only when it graded every candidate.
+    """
+    judgement = result.judgements[judge]
+    graded = judgement.candidate_verdicts
+    verdicts = [*judgement.verdicts, *(graded or ())]
+    if judgement.relevant is not None:
+        relevant, acceptable = set(judgement.relevant), set(judgement.acceptable)
+        recall_known, needs = True, None
+    else:
+        relevant = {v.key for v in verdicts if v.verdict == "relevant"}
+        acceptable = {v.key for v in verdicts if v.verdict == "acceptable"} - relevant
+        recall_known = graded is not None
+        needs = None if recall_known else bool(result.relevant)
+    by_key = {v.key: v.verdict for v in judgement.verdicts}
+    picks = set(result.selected)
+    unscored = None
+    if set(by_key) - picks:
+        unscored = UNSCORED_WRONG_KEYS
+    elif any(by_key.get(k, "unscored") == "unscored" for k in picks):
+        unscored = UNSCORED_UNGRADED
+    return {
+        "scenario": result.scenario, "turn_id": result.turn_id, "turn_index": result.turn_index,
+        "category": result.category, "selector": result.selector, "judge": judge,
+        "repeat": result.repeat, "selected": result.selected,
+        "relevant": sorted(relevant), "acceptable": sorted(acceptable),
+        "recall_known": recall_known, "needs_memory": needs,
+        "surfaced_bytes": result.surfaced_bytes, "error": result.selector_error,
+        "judge_error": judgement.error, "unscored": unscored,
+        "skipped": result.skipped, "discarded": result.discarded,
+    }
+
+
+def score_results(results: Iterable[TurnResult]) -> pd.DataFrame:
+    """The scored table of a run: one row per turn × selector × repeat × judge."""
+    return per_turn_frame([judged_input(r, judge) for r in results for judge in r.judgements])
+
+
+# -- intervals --------------------------------------------------------------------------
 
 _RNG_KEYWORD = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters \
     else "random_state"  # scipy >= 1.15 renamed the seed argument
@@ -215,84 +302,167 @@ def bootstrap_seed(seed: int) -> dict[str, np.random.Generator]:
     return {_RNG_KEYWORD: np.random.default_rng(seed)}
 
 
+@dataclass(frozen=True)
+class Estimate:
+    """A figure with its interval and what it rests on."""
+
+    value: float
+    low: float
+    high: float
+    n: int
+    n_clusters: int
+
+
+def cluster_ratio_ci(numerators: np.ndarray, denominators: np.ndarray, clusters: Sequence[Any],
+                     *, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                     seed: int = SEED) -> Estimate:
+    """sum(num) / sum(den) with a percentile bootstrap that resamples whole clusters.
+
+    A mean is the case `den = 1`. With a single cluster (a one-scenario suite) there
+    is no between-cluster spread to resample, so its turns are resampled instead; the
+    estimate then reports `n_clusters == 1` and the interval is optimistic. Fewer than
+    two values give a NaN interval.
+    """
+    num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
+    keep = ~(np.isnan(num) | np.isnan(den))
+    num, den = num[keep], den[keep]
+    codes, uniques = pd.factorize(pd.Series(list(clusters))[keep])
+    k = len(uniques)
+    if num.size == 0 or den.sum() == 0:
+        return Estimate(math.nan, math.nan, math.nan, int(num.size), k)
+    value = float(num.sum() / den.sum())
+    if num.size < 2:
+        return Estimate(value, math.nan, math.nan, int(num.size), k)
+    if k < 2:
+        codes, k_resampled = np.arange(num.size), num.size
+    else:
+        k_resampled = k
+    sums = np.bincount(codes, weights=num, minlength=k_resampled)
+    weights = np.bincount(codes, weights=den, minlength=k_resampled)
+    picks = np.random.default_rng(seed).integers(0, k_resampled,
+                                                 size=(n_resamples, k_resampled))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        draws = sums[picks].sum(axis=1) / weights[picks].sum(axis=1)
+    draws = draws[~np.isnan(draws)]
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(draws, [tail, 1 - tail]) if draws.size else (math.nan, math.nan)
+    return Estimate(value, min(float(low), value), max(float(high), value), int(num.size), k)
+
+
+def cluster_mean_ci(values: Sequence[float] | np.ndarray, clusters: Sequence[Any],
+                    **options: Any) -> Estimate:
+    """Mean of the non-NaN values with a cluster-bootstrap interval."""
+    values = np.asarray(values, dtype=float)
+    return cluster_ratio_ci(values, np.where(np.isnan(values), np.nan, 1.0), clusters, **options)
+
+
+def wilson_ci(successes: float, n: int, *, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Wilson score interval of a proportion: never zero-width at 0 or n."""
+    if n <= 0:
+        return math.nan, math.nan
+    k = round(successes)
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
 def mean_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CONFIDENCE,
             n_resamples: int = N_RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
-    """Mean and percentile-bootstrap CI of the non-NaN values: `(mean, low, high)`.
+    """Mean and bootstrap CI of independent values (each its own cluster)."""
+    values = np.asarray(values, dtype=float)
+    est = cluster_mean_ci(values, range(values.size), confidence=confidence,
+                          n_resamples=n_resamples, seed=seed)
+    return est.value, est.low, est.high
 
-    Fewer than two values give a NaN interval: one turn says nothing about spread.
-    """
-    data = np.asarray(values, dtype=float)
-    data = data[~np.isnan(data)]
-    if data.size == 0:
-        return math.nan, math.nan, math.nan
-    mean = float(np.mean(data))
-    if data.size < 2:
-        return mean, math.nan, math.nan
-    if np.all(data == data[0]):
-        return mean, mean, mean  # no spread to resample; scipy would warn
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
-        result = stats.bootstrap((data,), np.mean, confidence_level=confidence,
-                                 n_resamples=n_resamples, method="percentile",
-                                 vectorized=True, **bootstrap_seed(seed))
-    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
-    # For tiny skewed samples (or float rounding on near-constant data) a percentile
-    # bound can miss its own estimate by a hair; widen it so the CI holds the mean.
-    return mean, min(low, mean), max(high, mean)
 
+# -- aggregates -------------------------------------------------------------------------
 
 def _per_turn(frame: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
-    """Collapse repeats: one row per turn, each metric the mean over its repeats."""
-    # A turn is one selector's run of one scenario turn, whatever the grouping.
-    identity = [c for c in ("selector", "scenario", "turn_id") if c in frame.columns]
+    """Collapse repeats: one row per turn, each metric the mean over its scored repeats."""
+    identity = [c for c in ("selector", "judge", "scenario", "turn_id") if c in frame.columns]
     group = [*keys, *(c for c in identity if c not in keys)]
-    numeric = frame[[*group, *metrics, "errored"]].copy()
-    for m in [*metrics, "errored"]:
+    flags = ["selector_error", "judge_error", "scored", "hits", "n_relevant"]
+    numeric = frame[[*group, *metrics, *flags]].copy()
+    numeric["capped"] = np.minimum(numeric["n_relevant"], CAP).where(
+        frame["needs_memory"].astype(bool) & frame["recall"].notna())
+    numeric["recalled"] = np.minimum(numeric["hits"], numeric["capped"])
+    numeric["judged"] = (numeric["hits"] + frame["false_positives"]).where(
+        frame["needs_memory"].astype(bool))
+    numeric.loc[~frame["scored"].astype(bool), ["hits", "recalled", "judged"]] = math.nan
+    for m in [*metrics, *flags, "capped", "recalled", "judged"]:
         numeric[m] = numeric[m].astype(float)
     return numeric.groupby(group, dropna=False, sort=True).mean().reset_index()
+
+
+def _reasons(frame: pd.DataFrame) -> dict[str, int]:
+    counts = frame.loc[~frame["scored"].astype(bool), "unscored_reason"].value_counts()
+    return {str(k): int(v) for k, v in counts.items()}
+
+
+def _put(row: dict[str, Any], name: str, est: Estimate) -> None:
+    row.update({name: est.value, f"{name}_ci_low": est.low, f"{name}_ci_high": est.high,
+                f"{name}_n": est.n, f"{name}_n_clusters": est.n_clusters})
 
 
 def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", "scenario"), *,
               metrics: Sequence[str] = METRICS, confidence: float = CONFIDENCE,
               n_resamples: int = N_RESAMPLES, seed: int = SEED) -> pd.DataFrame:
-    """Mean of each metric per group, with a bootstrap CI over the group's turns.
+    """Each metric per group, with its n, n_clusters and interval.
 
     Args:
-        frame: a `per_turn_frame`.
-        by: grouping columns; `("selector",)` gives one row per selector.
+        frame: a `per_turn_frame` / `score_results` table.
+        by: grouping columns; `("selector", "judge")` gives the headline table.
         metrics: which metric columns to summarise.
-        confidence: the CI's coverage.
+        confidence: the intervals' coverage.
         n_resamples: bootstrap resamples per interval.
         seed: makes the intervals reproducible.
 
     Returns:
-        One row per group: the `by` columns, `n_turns`, `error_rate`, and for each
-        metric `<m>`, `<m>_ci_low`, `<m>_ci_high`, `<m>_n` (turns where it is defined).
+        One row per group: the `by` columns, `n_turns`, `n_scored`, `unscored` (count),
+        `unscored_reasons`, `n_clusters`, `selector_error_rate`, `judge_error_rate`,
+        `error_rate` (either), and per metric `<m>`, `<m>_ci_low`, `<m>_ci_high`,
+        `<m>_n`, `<m>_n_clusters`; plus `micro_precision` and `micro_recall` (each
+        with the same companions).
     """
     by = list(by)
     unknown = [c for c in [*by, *metrics] if c not in frame.columns]
     if unknown:
         raise MemevalError(f"aggregate: no column {', '.join(unknown)} in the frame; "
                            f"it has {', '.join(map(str, frame.columns))}")
-    columns = [*by, "n_turns", "error_rate"]
-    for m in metrics:
-        columns += [m, f"{m}_ci_low", f"{m}_ci_high", f"{m}_n"]
+    columns = [*by, "n_turns", "n_scored", "unscored", "unscored_reasons", "n_clusters",
+               "selector_error_rate", "judge_error_rate", "error_rate"]
+    for m in [*metrics, "micro_precision", "micro_recall"]:
+        columns += [m, f"{m}_ci_low", f"{m}_ci_high", f"{m}_n", f"{m}_n_clusters"]
     if frame.empty:
         return pd.DataFrame(columns=columns)
     turns = _per_turn(frame, by, metrics)
+    grouped_rows = frame.groupby(by, dropna=False, sort=True) if by else [((), frame)]
+    reasons = {(k if isinstance(k, tuple) else (k,)): _reasons(g) for k, g in grouped_rows}
+    options = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
     out = []
     grouped = turns.groupby(by, dropna=False, sort=True) if by else [((), turns)]
     for key, group in grouped:
         key = key if isinstance(key, tuple) else (key,)
+        clusters = group["scenario"].tolist() if "scenario" in group else [0] * len(group)
         row: dict[str, Any] = dict(zip(by, key, strict=True))
-        row["n_turns"] = len(group)
-        row["error_rate"] = float(group["errored"].mean())
+        scored = group["scored"] > 0
+        row.update(n_turns=len(group), n_scored=int(scored.sum()),
+                   unscored=int((~scored).sum()), unscored_reasons=reasons.get(key, {}),
+                   n_clusters=len(set(clusters)),
+                   selector_error_rate=float(group["selector_error"].mean()),
+                   judge_error_rate=float(group["judge_error"].mean()),
+                   error_rate=float(((group["selector_error"] + group["judge_error"]) > 0).mean()))
+
         for m in metrics:
             values = group[m].to_numpy(dtype=float)
-            mean, low, high = mean_ci(values, confidence=confidence,
-                                      n_resamples=n_resamples, seed=seed)
-            row.update({m: mean, f"{m}_ci_low": low, f"{m}_ci_high": high,
-                        f"{m}_n": int(np.count_nonzero(~np.isnan(values)))})
+            est = cluster_mean_ci(values, clusters, **options)
+            if m in PROPORTIONS:
+                low, high = wilson_ci(np.nansum(values), est.n, confidence=confidence)
+                est = Estimate(est.value, low, high, est.n, est.n_clusters)
+            _put(row, m, est)
+        _put(row, "micro_precision",
+             cluster_ratio_ci(group["hits"], group["judged"], clusters, **options))
+        _put(row, "micro_recall",
+             cluster_ratio_ci(group["recalled"], group["capped"], clusters, **options))
         out.append(row)
     return pd.DataFrame(out, columns=columns)
 
@@ -321,6 +491,9 @@ class PairedComparison:
         a_only: turns exact-matched by A but not B (McNemar's discordant pair).
         b_only: turns exact-matched by B but not A.
         mcnemar_p: exact two-sided McNemar p-value (binomial test on the discordant turns).
+        n_clusters: scenarios the pairs come from (the bootstrap resamples them).
+        p_value: two-sided t-test on per-scenario mean differences (NaN below two
+            scenarios); what Holm's correction adjusts across categories.
         unmatched_a: A's turns absent from B (not compared).
         unmatched_b: B's turns absent from A.
         warning: a sentence for the report when `underpowered`, else None.
@@ -344,6 +517,8 @@ class PairedComparison:
     mcnemar_p: float
     unmatched_a: int
     unmatched_b: int
+    n_clusters: int = 0
+    p_value: float = math.nan
     warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -397,7 +572,8 @@ def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "
     """Compare two selectors on the same turns.
 
     Turns are matched on (`scenario`, `turn_id`); repeats are averaged per turn first.
-    The CI resamples turns, keeping each turn's pair together (a paired bootstrap);
+    The CI resamples whole scenarios, keeping each turn's pair together (a paired
+    cluster bootstrap); unscored turns of either side are left out of the pairs;
     McNemar uses per-turn exact match (majority of repeats; a tie is not a match).
 
     Args:
@@ -437,13 +613,24 @@ def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "
     defined = ~(np.isnan(values_a) | np.isnan(values_b))
     diffs = values_a[defined] - values_b[defined]
     n = int(diffs.size)
-    mean_diff, low, high = mean_ci(diffs, confidence=confidence, n_resamples=n_resamples,
-                                   seed=seed)
+    clusters = joined["scenario"].to_numpy()[defined]
+    est = cluster_mean_ci(diffs, clusters, confidence=confidence, n_resamples=n_resamples,
+                          seed=seed)
+    mean_diff, low, high = est.value, est.low, est.high
+    per_cluster = pd.Series(diffs).groupby(clusters).mean().to_numpy()
+    p_value = math.nan
+    if per_cluster.size >= 2:
+        if np.ptp(per_cluster) == 0:  # no spread: the t statistic is undefined
+            p_value = 1.0 if per_cluster[0] == 0 else 0.0
+        else:
+            p_value = float(stats.ttest_1samp(per_cluster, 0.0).pvalue)
     sd = float(np.std(diffs, ddof=1)) if n >= 2 else math.nan
     mde = minimal_detectable_difference(sd, n, alpha=1 - confidence, power=power)
     underpowered = n < 2 or math.isnan(mde) or abs(mean_diff) < mde
-    exact_a = joined["exact_match_a"].to_numpy(dtype=float) > 0.5
-    exact_b = joined["exact_match_b"].to_numpy(dtype=float) > 0.5
+    both = ~(np.isnan(joined["exact_match_a"].to_numpy(dtype=float))
+             | np.isnan(joined["exact_match_b"].to_numpy(dtype=float)))
+    exact_a = (joined["exact_match_a"].to_numpy(dtype=float) > 0.5) & both
+    exact_b = (joined["exact_match_b"].to_numpy(dtype=float) > 0.5) & both
     a_only = int(np.sum(exact_a & ~exact_b))
     b_only = int(np.sum(exact_b & ~exact_a))
     warning = None
@@ -463,36 +650,50 @@ def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "
         mean_diff=mean_diff, ci_low=low, ci_high=high, sd_diff=sd, mde=mde, power=power,
         underpowered=underpowered, a_only=a_only, b_only=b_only,
         mcnemar_p=mcnemar_exact(a_only, b_only),
-        unmatched_a=len(a_keys - b_keys), unmatched_b=len(b_keys - a_keys), warning=warning,
+        unmatched_a=len(a_keys - b_keys), unmatched_b=len(b_keys - a_keys),
+        n_clusters=est.n_clusters, p_value=p_value, warning=warning,
     )
 
 
 # -- repeats ----------------------------------------------------------------------------
 
-def repeat_summary(frame: pd.DataFrame, *, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
-    """Per turn and selector over its repeats: mean metrics, flip rate and pass-all.
+REPEAT_KEYS: tuple[str, ...] = ("selector", "judge", "scenario", "turn_id")
 
-    `flip_rate` is the share of consecutive repeats (in `repeat` order) whose selected
-    *set* differs from the one before: 0 is a stable selector, 1 changes every time,
-    NaN means a single repeat (no evidence either way). Order within a selection is
-    ignored, because the session surfaces a set.
+
+def _flip_rate(sets: Sequence[frozenset[str]]) -> float:
+    """Share of unordered pairs of repeats whose selected sets differ (order-free)."""
+    n = len(sets)
+    if n < 2:
+        return math.nan
+    counts = pd.Series(sets).value_counts().to_numpy()
+    same = float(np.sum(counts * (counts - 1) / 2))
+    return 1 - same / (n * (n - 1) / 2)
+
+
+def repeat_summary(frame: pd.DataFrame, *, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+    """Per turn, selector and judge over its repeats: mean metrics, flip rate, pass-all.
+
+    `flip_rate` is the share of unordered pairs of repeats whose selected *set*
+    differs: 0 is a stable selector, 1 never picks the same set twice, NaN means a
+    single repeat. It does not depend on the order of the repeats. `pass_all` asks
+    that every *scored* repeat exact-matched (NaN when none was scored).
 
     Returns:
-        Columns `selector`, `scenario`, `turn_id`, `n_repeats`, `distinct_sets`,
-        `flip_rate`, `pass_all` (every repeat exact-matched) and the metric means.
+        Columns `selector`, `judge`, `scenario`, `turn_id`, `n_repeats`,
+        `distinct_sets`, `flip_rate`, `pass_all` and the metric means.
     """
-    keys = ["selector", "scenario", "turn_id"]
+    keys = [k for k in REPEAT_KEYS if k in frame.columns]
     columns = [*keys, "n_repeats", "distinct_sets", "flip_rate", "pass_all", *metrics]
     if frame.empty:
         return pd.DataFrame(columns=columns)
     out = []
-    for key, group in frame.sort_values("repeat").groupby(keys, sort=True, dropna=False):
+    for key, group in frame.groupby(keys, sort=True, dropna=False):
         sets = [frozenset(s) for s in group["selected"]]
-        flips = sum(1 for x, y in itertools.pairwise(sets) if x != y)
+        exact = group["exact_match"].to_numpy(dtype=float)
+        exact = exact[~np.isnan(exact)]
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
-        row.update(n_repeats=len(sets), distinct_sets=len(set(sets)),
-                   flip_rate=flips / (len(sets) - 1) if len(sets) > 1 else math.nan,
-                   pass_all=bool(group["exact_match"].astype(bool).all()))
+        row.update(n_repeats=len(sets), distinct_sets=len(set(sets)), flip_rate=_flip_rate(sets),
+                   pass_all=float(np.all(exact == 1.0)) if exact.size else math.nan)
         for m in metrics:
             row[m] = float(np.nanmean(group[m].to_numpy(dtype=float))) \
                 if group[m].notna().any() else math.nan
@@ -502,34 +703,41 @@ def repeat_summary(frame: pd.DataFrame, *, metrics: Sequence[str] = METRICS) -> 
 
 def pass_hat_k(frame: pd.DataFrame, *, k_max: int | None = None,
                success: str = "exact_match") -> pd.DataFrame:
-    """pass^k per selector: the chance that k independent repeats of a turn all succeed.
+    """pass^k per selector and judge: the chance that k repeats of a turn all succeed.
 
-    Per turn with n repeats of which c succeeded, the unbiased estimate is
-    C(c, k) / C(n, k); the selector's pass^k is its mean over turns. pass^1 is the
-    plain success rate; a falling curve means the selector is right only sometimes.
+    Per turn with n scored repeats of which c succeeded, the unbiased estimate is
+    C(c, k) / C(n, k); the selector's pass^k is its mean over turns. Unscored repeats
+    are left out (never counted as successes); a turn with fewer than k scored
+    repeats does not enter pass^k. pass^1 is the plain success rate.
 
     Args:
         frame: a `per_turn_frame` with repeats.
-        k_max: the largest k (default: the fewest repeats any turn has).
-        success: the boolean column that means a repeat succeeded.
+        k_max: the largest k (default: the most repeats any turn has).
+        success: the 0/1 column that means a repeat succeeded.
 
     Returns:
-        One row per selector: `selector`, `n_turns`, then `pass^1` … `pass^k_max`.
+        One row per selector and judge: `selector`, `judge`, `n_turns`, then `pass^1`
+        … `pass^k_max`, each with `pass^k_n` (turns it rests on).
     """
+    group_keys = [k for k in ("selector", "judge") if k in frame.columns]
     if frame.empty:
-        return pd.DataFrame(columns=["selector", "n_turns"])
-    counts = (frame.assign(_ok=frame[success].astype(bool))
-              .groupby(["selector", "scenario", "turn_id"], sort=True)["_ok"]
-              .agg(["sum", "count"]).reset_index())
-    largest = int(counts["count"].min()) if k_max is None else k_max
-    if largest < 1 or largest > int(counts["count"].min()):
-        raise MemevalError(f"pass_hat_k: k_max={k_max} needs that many repeats of every turn; "
-                           f"the fewest is {int(counts['count'].min())}")
+        return pd.DataFrame(columns=[*group_keys, "n_turns"])
+    scored = frame[frame[success].notna()].assign(_ok=lambda f: f[success].astype(float) > 0.5)
+    turn_keys = [k for k in REPEAT_KEYS if k in frame.columns]
+    counts = scored.groupby(turn_keys, sort=True)["_ok"].agg(["sum", "count"]).reset_index()
+    largest = int(counts["count"].max()) if k_max is None else k_max
+    if counts.empty or largest < 1 or largest > int(counts["count"].max()):
+        raise MemevalError(f"pass_hat_k: k_max={k_max} needs that many scored repeats of "
+                           "some turn; the run has fewer")
     rows = []
-    for selector, group in counts.groupby("selector", sort=True):
-        row: dict[str, Any] = {"selector": selector, "n_turns": len(group)}
+    for key, group in counts.groupby(group_keys, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = {**dict(zip(group_keys, key, strict=True)), "n_turns": len(group)}
         c, n = group["sum"].to_numpy(), group["count"].to_numpy()
         for k in range(1, largest + 1):
-            row[f"pass^{k}"] = float(np.mean(special.comb(c, k) / special.comb(n, k)))
+            enough = n >= k
+            ratios = special.comb(c[enough], k) / special.comb(n[enough], k)
+            row[f"pass^{k}"] = float(np.mean(ratios)) if enough.any() else math.nan
+            row[f"pass^{k}_n"] = int(enough.sum())
         rows.append(row)
     return pd.DataFrame(rows)

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from memeval.gate import GateResult
     from memeval.scenarios import MaterializedScenario, Scenario, Turn
     from memeval.session import Session, TurnRecord
-    from memeval.suite import SuiteStore, TurnCase, TurnResult
+    from memeval.suite import ItemResult, SuiteStore, TurnCase
 
 TURN_FIXTURE = "memeval_turn"
 JUDGED_FIXTURE = "memeval_judged_turn"
@@ -270,7 +270,7 @@ class _State:
     @property
     def store(self) -> SuiteStore:
         if self._store is None:
-            from memeval.evaluate import RunConfig, bundled_fixtures_dir, default_scenarios
+            from memeval.run_config import RunConfig, bundled_fixtures_dir, default_scenarios
             from memeval.suite import SuiteStore
 
             settings = self.settings
@@ -443,7 +443,7 @@ def memeval_store(pytestconfig: pytest.Config) -> SuiteStore:
     return _state(pytestconfig).store
 
 
-def _turn_result(request: pytest.FixtureRequest) -> TurnResult:
+def _turn_result(request: pytest.FixtureRequest) -> ItemResult:
     from memeval.suite import TurnCase
 
     case = getattr(request, "param", None)
@@ -451,14 +451,14 @@ def _turn_result(request: pytest.FixtureRequest) -> TurnResult:
         raise pytest.UsageError(f"{request.fixturename} is parametrized by the memeval "
                                 "plugin; request it from a test function, not another fixture")
     if case.load_error is not None:
-        from memeval.suite import TurnResult
+        from memeval.suite import ItemResult
 
-        return TurnResult(case, (), (case.load_error,))  # fails in the test, not setup
+        return ItemResult(case, None, (case.load_error,))  # fails in the test, not setup
     return _state(request.config).store.result(case)
 
 
 @pytest.fixture
-def memeval_turn(request: pytest.FixtureRequest) -> TurnResult:
+def memeval_turn(request: pytest.FixtureRequest) -> ItemResult:
     """One scenario turn under one selector, scored by the gold labels.
 
     `result.failure()` says which invariant broke or which error occurred; the
@@ -471,7 +471,7 @@ def memeval_turn(request: pytest.FixtureRequest) -> TurnResult:
 
 
 @pytest.fixture
-def memeval_judged_turn(request: pytest.FixtureRequest) -> TurnResult:
+def memeval_judged_turn(request: pytest.FixtureRequest) -> ItemResult:
     """One scenario turn scored by the model judge (see `--memeval-judge`)."""
     result = _turn_result(request)
     for name, value in result.scores(judged_name(request.config)).items():
@@ -521,7 +521,7 @@ class ScenarioSession:
 
     def play(self, turn: Turn | str) -> TurnRecord:
         """Run a turn (by id or Turn); turns are meant to be played in scenario order."""
-        from memeval.evaluate import play_turn
+        from memeval.harness import play_turn
 
         chosen = self.turn(turn) if isinstance(turn, str) else turn
         return play_turn(self.session, self.scenario, chosen)
@@ -542,7 +542,7 @@ def memeval_session(request: pytest.FixtureRequest, pytestconfig: pytest.Config,
     if chosen is None:
         pytest.fail(f"memeval_session: no scenario {wanted!r}; loaded: "
                     f"{', '.join(s.id for s in scenarios)}", pytrace=False)
-    from memeval.evaluate import open_session
+    from memeval.harness import open_session
 
     with open_session(chosen, selector, store.config.compat) as opened:
         yield ScenarioSession(chosen, opened.world, opened.session, opened.contexts)

@@ -12,19 +12,21 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
 
 from memeval.errors import MemevalError
+from memeval.record import PayloadStore, SchemaMismatch, TurnResult
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
 REPORT_FILE = "index.html"
 LOCK_FILE = ".memeval.lock"
+PAYLOADS_FILE = "payloads.jsonl"
 INCOMPLETE_MARKER = "RUN_INCOMPLETE"
 
 
@@ -32,46 +34,75 @@ class RunFolderBusy(MemevalError):
     """Another memeval process is writing the same run folder."""
 
 
-def unit_key(row: Mapping[str, Any]) -> tuple[str, str, int]:
-    """The session a row belongs to: (scenario, selector, repeat)."""
-    return (str(row["scenario"]), str(row["selector"]), int(row.get("repeat", 0)))
-
-
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """Every complete row of a `results.jsonl`; a torn last line (a killed run) is dropped."""
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every complete line; a torn last line is dropped."""
     if not path.exists():
-        return []
-    rows: list[dict[str, Any]] = []
+        return
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
             if not raw.endswith(b"\n"):
-                break  # the write of a killed run; the unit it belonged to reruns
+                return  # the write of a killed run; the unit it belonged to reruns
             try:
-                rows.append(json.loads(raw))
+                yield number, json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise MemevalError(
-                    f"{path}:{number}: not a JSON row ({exc.msg}); the file was edited "
+                    f"{path}:{number}: not a JSON line ({exc.msg}); the file was edited "
                     "by hand or by another tool. Move it away to start the run afresh."
                 ) from exc
-    return rows
+
+
+def read_payloads(run_dir: Path) -> dict[str, Any]:
+    """The folder's content-addressed payloads (see `memeval.record`)."""
+    return {entry["h"]: entry["v"] for _, entry in _lines(run_dir / PAYLOADS_FILE)}
+
+
+def _folder(path: Path) -> Path:
+    path = Path(path)
+    return path.parent if path.name == RESULTS_FILE else path
+
+
+def read_results(run_dir: Path) -> list[TurnResult]:
+    """Every complete row of a run folder (or of its `results.jsonl`), typed."""
+    run_dir = _folder(run_dir)
+    payloads = read_payloads(run_dir)
+    results = []
+    for number, row in _lines(run_dir / RESULTS_FILE):
+        try:
+            results.append(TurnResult.from_dict(row, payloads))
+        except SchemaMismatch as exc:
+            raise MemevalError(f"{run_dir / RESULTS_FILE}:{number}: {exc}") from None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MemevalError(f"{run_dir / RESULTS_FILE}:{number}: not a results row "
+                               f"({type(exc).__name__}: {exc})") from exc
+    return results
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write a whole file or nothing: readers never see half a summary or report."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def write_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str,
+                                       allow_nan=False) + "\n")
+
+
+def _dump(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, default=str, ensure_ascii=False).encode() + b"\n"
 
 
 class ResultsWriter:
     """Appends session units to `results.jsonl` under an exclusive lock on the folder.
 
     Use as a context manager. On entry it cuts a torn last line left by a killed run
-    and reports which units are already complete, so the caller can skip them.
+    and reports which units are already complete, so the caller can skip them. A
+    unit's new payloads are made durable before its rows, so no row ever points at a
+    payload that is not on disk.
     """
 
     def __init__(self, run_dir: Path) -> None:
@@ -79,6 +110,8 @@ class ResultsWriter:
         self.path = run_dir / RESULTS_FILE
         self._lock = FileLock(str(run_dir / LOCK_FILE))
         self._handle: Any = None
+        self._payload_handle: Any = None
+        self._payloads = PayloadStore()
         self._units: set[tuple[str, str, int]] = set()
         self.row_count = 0  # complete rows in the file, kept up to date as units append
 
@@ -95,13 +128,17 @@ class ResultsWriter:
         (self.run_dir / INCOMPLETE_MARKER).write_text(
             "This run has not finished; rerun the same command to resume it.\n"
         )
+        self._payloads = PayloadStore(read_payloads(self.run_dir))
+        self._payload_handle = (self.run_dir / PAYLOADS_FILE).open("ab")
         self._handle = self.path.open("ab")
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._handle is not None:
-            self._handle.close()
+        for handle in (self._handle, self._payload_handle):
+            if handle is not None:
+                handle.close()
         self._lock.release()
+        Path(self._lock.lock_file).unlink(missing_ok=True)  # leave no litter in the folder
 
     def mark_complete(self) -> None:
         """Called once summary and report are written: the folder is a finished run."""
@@ -110,20 +147,21 @@ class ResultsWriter:
     def completed_units(self) -> set[tuple[str, str, int]]:
         return set(self._units)
 
-    def append_unit(self, rows: Iterable[Mapping[str, Any]]) -> None:
+    def append_unit(self, results: Sequence[TurnResult]) -> None:
         """Append all rows of one session unit in a single durable write."""
-        rows = list(rows)
-        payload = b"".join(
-            json.dumps({**row, "unit_size": len(rows)}, sort_keys=True, default=str,
-                       ensure_ascii=False).encode() + b"\n"
-            for row in rows
-        )
-        if not payload:
+        if not results:
             return
-        self._handle.write(payload)
+        rows = [{**r.to_dict(self._payloads), "unit_size": len(results)} for r in results]
+        pending = self._payloads.pending()
+        if pending:
+            self._payload_handle.write(b"".join(_dump({"h": h, "v": v})
+                                                for h, v in pending.items()))
+            self._payload_handle.flush()
+            os.fsync(self._payload_handle.fileno())
+        self._handle.write(b"".join(_dump(row) for row in rows))
         self._handle.flush()
         os.fsync(self._handle.fileno())
-        self._units.add(unit_key(rows[0]))
+        self._units.add(results[0].unit_key)
         self.row_count += len(rows)
 
     def _drop_incomplete_units(self) -> None:
@@ -134,15 +172,17 @@ class ResultsWriter:
         with self.path.open("rb") as handle:
             handle.seek(max(size - 1, 0))
             torn = size > 0 and handle.read(1) != b"\n"
-        rows = read_results(self.path)
+        rows = [row for _, row in _lines(self.path)]
         kept = complete_rows(rows)
         self._units = {unit_key(row) for row in kept}
         self.row_count = len(kept)
         if torn or len(kept) != len(rows):
-            atomic_write_text(self.path, "".join(
-                json.dumps(row, sort_keys=True, default=str, ensure_ascii=False) + "\n"
-                for row in kept
-            ))
+            atomic_write_text(self.path, "".join(_dump(row).decode() for row in kept))
+
+
+def unit_key(row: Mapping[str, Any]) -> tuple[str, str, int]:
+    """The session a stored row belongs to: (scenario, selector, repeat)."""
+    return (str(row["scenario"]), str(row["selector"]), int(row.get("repeat", 0)))
 
 
 def complete_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -151,7 +191,3 @@ def complete_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for row in rows:
         counts[unit_key(row)] = counts.get(unit_key(row), 0) + 1
     return [row for row in rows if counts[unit_key(row)] == row.get("unit_size", 0)]
-
-
-def iter_rows(run_dir: Path) -> Iterator[dict[str, Any]]:
-    yield from read_results(run_dir / RESULTS_FILE)

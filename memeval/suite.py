@@ -10,30 +10,33 @@ imports pytest: the plugin wires it in, and the logic is testable on its own.
 from __future__ import annotations
 
 import json
-import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memeval.evaluate import RunConfig, Unit, run_config_record, run_unit
+from memeval.evaluate import run_config_record
+from memeval.harness import Unit, run_unit
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
 from memeval.labels import PROJECT_SCOPE
 from memeval.memdir import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
+from memeval.metrics import score_results
+from memeval.record import TurnResult
 from memeval.results import (
     CONFIG_FILE,
     REPORT_FILE,
     RESULTS_FILE,
     SUMMARY_FILE,
     ResultsWriter,
-    unit_key,
     write_json,
 )
+from memeval.run_config import RunConfig
 from memeval.scenarios import LoadResult, Scenario, load_many
 from memeval.selectors import resolve_selector
 from memeval.session import MAX_SURFACED_PER_TURN, Compat
+from memeval.summary import clean
 
 GOLD = "gold"
 INDEX_NAME = "MEMORY.md"
@@ -144,71 +147,77 @@ def invariant_problems(scenario: Scenario, records: Sequence[Mapping[str, Any]],
 
 @dataclass
 class UnitOutcome:
-    """A session unit's rows (every judge) and its invariant problems per turn."""
+    """A session unit's rows, their scores (every judge) and invariant problems per turn."""
 
     scenario: Scenario
     selector: str
-    rows: list[dict[str, Any]]
+    rows: list[TurnResult]
     problems: dict[str, list[str]]
+    scores: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
 
-    def turn_rows(self, turn_id: str) -> list[dict[str, Any]]:
-        return [r for r in self.rows if r["turn_id"] == turn_id]
+    @classmethod
+    def scored(cls, scenario: Scenario, selector: str, rows: list[TurnResult],
+               problems: dict[str, list[str]]) -> UnitOutcome:
+        """Score the unit once (`memeval.metrics`); items only read the scores."""
+        frame = score_results(rows)
+        scores = {(str(r["turn_id"]), str(r["judge"])): r
+                  for r in clean(frame.to_dict(orient="records"))}
+        return cls(scenario, selector, rows, problems, scores)
+
+    def turn_row(self, turn_id: str) -> TurnResult | None:
+        return next((r for r in self.rows if r.turn_id == turn_id), None)
 
 
 @dataclass(frozen=True)
-class TurnResult:
-    """What one item sees: its turn's rows (one per judge) and the unit's verdict on it."""
+class ItemResult:
+    """What one item sees: its turn's row, the unit's scores of it and its problems."""
 
     case: TurnCase
-    rows: tuple[dict[str, Any], ...]
+    row: TurnResult | None
     problems: tuple[str, ...]
-
-    def row(self, judge: str = GOLD) -> dict[str, Any] | None:
-        return next((r for r in self.rows if r["judge"] == judge), None)
+    scored: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
-    def record(self) -> dict[str, Any]:
-        return self.rows[0]["record"] if self.rows else {}
+    def record(self) -> Mapping[str, Any]:
+        return self.row.record if self.row is not None else {}
 
     @property
     def selection_errors(self) -> tuple[str, ...]:
-        """Selector and session errors (not a judge's): the same on every judge row."""
-        return tuple(self.record.get("errors") or ())
+        """Selector and session errors (not a judge's)."""
+        return self.row.errors if self.row is not None else ()
 
     def judge_error(self, judge: str) -> str | None:
+        """Why `judge` could not score this turn (its error, or why it is unscored)."""
         if self.case.load_error is not None:
             return self.case.load_error
-        row = self.row(judge)
-        if row is None:
-            return f"no row for judge {judge}"
-        own = [e for e in row.get("errors") or [] if e.startswith(f"judge {row['judge']}:")]
-        return "; ".join(own) or None
+        if self.row is None or judge not in self.row.judgements:
+            return f"no verdicts of judge {judge}"
+        error = self.row.judgements[judge].error
+        if error:
+            return error
+        reason = (self.scored.get(judge) or {}).get("unscored_reason")
+        return None if reason in (None, "selector error") else f"unscored: {reason}"
 
     def scores(self, judge: str = GOLD) -> dict[str, Any]:
-        """precision, recall, f1, exact_match, outcome of this turn under `judge`."""
-        from memeval.summary import scored_frame
+        """precision, recall, f1, exact_match, false_alarm, outcome under `judge`."""
+        row = self.scored.get(judge) or {}
+        return {name: row.get(name) for name in (
+            "precision", "recall", "f1", "exact_match", "false_alarm", "outcome")} if row else {}
 
-        row = self.row(judge)
-        if row is None:
-            return {}
-        scored = scored_frame([row]).iloc[0]
-        out: dict[str, Any] = {}
-        for name in ("precision", "recall", "f1", "exact_match", "outcome"):
-            value = scored[name]
-            if isinstance(value, float) and math.isnan(value):
-                value = None
-            out[name] = value.item() if hasattr(value, "item") else value
-        return out
-
-    def failure(self) -> str | None:
-        """Why the item fails: broken invariants or errors; None when it passes."""
+    def failure(self, judge: str = GOLD) -> str | None:
+        """Why the item fails: broken invariants, errors, or a turn that could not be
+        scored; None when it passes."""
         if self.case.load_error is not None:
             return self.case.load_error
         lines = [*self.problems, *(f"error: {e}" for e in self.selection_errors)]
+        if not self.selection_errors:
+            problem = self.judge_error(judge)
+            if problem:
+                lines.append(f"judge {judge}: {problem}")
         if not lines:
             return None
-        return (f"{self.case.id}: query {self.record.get('query', '')!r}\n"
-                + "\n".join(f"  - {line}" for line in lines))
+        query = self.row.query if self.row is not None else ""
+        return f"{self.case.id}: query {query!r}\n" + "\n".join(f"  - {line}" for line in lines)
 
 
 @dataclass
@@ -232,7 +241,7 @@ class SuiteStore:
     _units: dict[tuple[str, str], UnitOutcome] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _built_judges: list[Judge] | None = None
-    foreign: dict[UnitKey, list[dict[str, Any]]] = field(default_factory=dict)
+    foreign: dict[UnitKey, list[TurnResult]] = field(default_factory=dict)
     report_error: str | None = None
 
     # -- collection ---------------------------------------------------------------------
@@ -289,34 +298,33 @@ class SuiteStore:
                     rows = run_unit(Unit(scenario, selector, 0), self.config, judges)
             else:
                 rows = run_unit(Unit(scenario, selector, 0), self.config, judges)
-            first = judges[0].name
-            records = [r["record"] for r in rows if r["judge"] == first]
+            records = [r.record for r in rows]
             problems = invariant_problems(scenario, records, Compat.from_spec(self.config.compat))
-            outcome = UnitOutcome(scenario, selector, rows, problems)
+            outcome = UnitOutcome.scored(scenario, selector, rows, problems)
             self._units[(scenario_id, selector)] = outcome
             return outcome
 
-    def result(self, case: TurnCase) -> TurnResult:
+    def result(self, case: TurnCase) -> ItemResult:
         outcome = self.unit(case.scenario_id, case.selector)
-        return TurnResult(case, tuple(outcome.turn_rows(case.turn_id)),
-                          tuple(outcome.problems.get(case.turn_id, ())))
+        return ItemResult(case, outcome.turn_row(case.turn_id),
+                          tuple(outcome.problems.get(case.turn_id, ())),
+                          {judge: score for (turn, judge), score in outcome.scores.items()
+                           if turn == case.turn_id})
 
     # -- merging and writing --------------------------------------------------------------
-    def units_rows(self) -> dict[UnitKey, list[dict[str, Any]]]:
+    def units_rows(self) -> dict[UnitKey, list[TurnResult]]:
         """Rows of every unit this process ran, by unit key (what a worker sends)."""
-        out: dict[UnitKey, list[dict[str, Any]]] = {}
-        for outcome in self._units.values():
-            if outcome.rows:
-                out[unit_key(outcome.rows[0])] = outcome.rows
-        return out
+        return {outcome.rows[0].unit_key: outcome.rows
+                for outcome in self._units.values() if outcome.rows}
 
-    def merge(self, units: Mapping[str, Sequence[dict[str, Any]]]) -> None:
+    def merge(self, units: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
         """Add units from an xdist worker; a unit two workers both ran is kept once."""
         for rows in units.values():
-            if rows:
-                self.foreign.setdefault(unit_key(rows[0]), list(rows))
+            results = [TurnResult.from_dict(r) for r in rows]
+            if results:
+                self.foreign.setdefault(results[0].unit_key, results)
 
-    def all_units(self) -> dict[UnitKey, list[dict[str, Any]]]:
+    def all_units(self) -> dict[UnitKey, list[TurnResult]]:
         merged = dict(self.foreign)
         for key, rows in self.units_rows().items():
             merged.setdefault(key, rows)
@@ -330,11 +338,11 @@ class SuiteStore:
         run_dir.mkdir(parents=True, exist_ok=True)
         for name in (RESULTS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE):
             (run_dir / name).unlink(missing_ok=True)  # a pytest run replaces the last one
-        from memeval.summary import write_summary_and_report
+        from memeval.evaluate import finish_run
 
         selectors = sorted({key[1] for key in units})
         # From the rows: an xdist controller never planned the workers' judges itself.
-        judges = sorted({row["judge"] for rows in units.values() for row in rows})
+        judges = sorted({j for rows in units.values() for row in rows for j in row.judgements})
         with ResultsWriter(run_dir) as writer:
             for rows in units.values():
                 writer.append_unit(rows)
@@ -345,7 +353,7 @@ class SuiteStore:
                                                "scenario_errors": [
                                                    str(e) for e in self.loaded().errors]})
             try:
-                summary = write_summary_and_report(run_dir)
+                summary = finish_run(run_dir)
             except Exception as exc:  # a report bug must not lose the run: summary is on disk
                 self.report_error = f"{REPORT_FILE} not written ({type(exc).__name__}: {exc})"
                 summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
@@ -353,7 +361,8 @@ class SuiteStore:
         return summary
 
 
-def unit_rows_payload(units: Mapping[UnitKey, list[dict[str, Any]]]) -> dict[str, Any]:
+def unit_rows_payload(units: Mapping[UnitKey, list[TurnResult]]) -> dict[str, Any]:
     """Units keyed by a string, as xdist's workeroutput (JSON-like) can carry them."""
-    return {"\x1f".join(map(str, key)): rows for key, rows in units.items()}
+    return {"\x1f".join(map(str, key)): [r.to_dict() for r in rows]
+            for key, rows in units.items()}
 

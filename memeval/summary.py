@@ -1,11 +1,10 @@
-"""`summary.json`: a pure function of `results.jsonl`.
+"""`summary.json`: a pure function of a run's `TurnResult`s.
 
-Each row is scored against the labels of its own judge: the gold judge's labels are
-the scenario's, another judge's are its verdicts (relevant → a hit, irrelevant → a
-false positive; acceptable and unscored count in no denominator). Recall under a
-model judge is only known when it graded every candidate; otherwise it is left out.
-The summary keeps a compact per-turn table too, so the gate can pair a candidate run
-with a baseline summary turn by turn.
+Scores come from `memeval.metrics` (the one place scoring happens); this module
+only groups them into the tables a reader, the report, the gate and compare use,
+and states what must be loud: error rates, unscored turns, figures that rest on few
+turns. It imports nothing from the report: the runner writes the summary first,
+then renders the report from it.
 """
 
 from __future__ import annotations
@@ -20,136 +19,95 @@ from typing import Any
 import pandas as pd
 
 from memeval.judges.agreement import agreement
-from memeval.judges.base import MemoryVerdict, ScoredTurn
-from memeval.metrics import aggregate, pass_hat_k, per_turn_frame, repeat_summary
-from memeval.results import RESULTS_FILE, SUMMARY_FILE, read_results, write_json
+from memeval.metrics import TURN_COLUMNS, aggregate, pass_hat_k, repeat_summary, score_results
+from memeval.record import TurnResult
 from memeval.usage import Usage
 
-GOLD_JUDGE = "gold"
-HEADLINE_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match")
-TURN_COLUMNS: tuple[str, ...] = (
-    "scenario", "turn_id", "category", "selector", "judge", "repeat",
-    "precision", "recall", "f1", "exact_match", "false_positives", "outcome", "errored",
-)
+HEADLINE_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm")
+FEW_TURNS = 30  # a figure resting on fewer turns is flagged: its interval is wide
+PER_TURN_COLUMNS: tuple[str, ...] = tuple(
+    c for c in TURN_COLUMNS
+    if c not in ("relevant", "acceptable", "acceptable_selected", "duplicates"))
 
 
-def judged_labels(row: Mapping[str, Any]) -> tuple[list[str], list[str], bool]:
-    """`(relevant, acceptable, recall_known)` of a row under its own judge."""
-    if row.get("judge", GOLD_JUDGE) == GOLD_JUDGE:
-        return list(row["relevant"]), list(row["acceptable"]), True
-    graded = row.get("candidate_verdicts")
-    verdicts = list(row.get("verdicts") or []) + list(graded or [])
-    relevant = sorted({v["key"] for v in verdicts if v["verdict"] == "relevant"})
-    acceptable = sorted({v["key"] for v in verdicts if v["verdict"] in ("acceptable", "unscored")}
-                        - set(relevant))
-    return relevant, acceptable, graded is not None
-
-
-def scored_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    """`metrics.per_turn_frame` of the rows, each under its own judge's labels."""
-    prepared = []
-    for row in rows:
-        relevant, acceptable, recall_known = judged_labels(row)
-        prepared.append({
-            key: row.get(key) for key in (
-                "scenario", "turn_id", "category", "selector", "judge", "repeat",
-                "selected", "surfaced_bytes", "error", "skipped", "discarded",
-            )
-        } | {"relevant": relevant, "acceptable": acceptable, "recall_known": recall_known})
-    frame = per_turn_frame(prepared)
-    if not frame.empty:
-        unknown = ~frame["recall_known"].astype(bool)
-        if unknown.any():
-            frame["exact_match"] = frame["exact_match"].astype(float)
-            frame.loc[unknown, ["recall", "f1", "exact_match"]] = math.nan
-    return frame
-
-
-def _clean(value: Any) -> Any:
-    """JSON has no NaN: undefined numbers become null."""
+def clean(value: Any) -> Any:
+    """JSON has no NaN or infinity: undefined numbers become null, numpy becomes Python."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
+        return {str(k): clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
+        return [clean(v) for v in value]
     if hasattr(value, "item"):  # numpy scalars
-        return _clean(value.item())
+        return clean(value.item())
     return value
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return _clean(frame.to_dict(orient="records"))
+    return clean(frame.to_dict(orient="records"))
 
 
-def _usage_totals(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Spend per selector and per judge. A turn's selector usage is repeated on each of
-    its judge rows, so it is counted once per turn."""
+def label_judge(results: Sequence[TurnResult]) -> str | None:
+    """The judge that states its labels (the gold judge): the reference for agreement
+    and the report's main view. None when every judge is a model."""
+    for result in results:
+        for name, judgement in result.judgements.items():
+            if judgement.relevant is not None:
+                return name
+    return None
+
+
+def primary_judge(results: Sequence[TurnResult]) -> str | None:
+    """The judge whose scores head the tables: the label judge, else the first."""
+    judges = sorted({j for r in results for j in r.judgements})
+    return label_judge(results) or (judges[0] if judges else None)
+
+
+def _usage_totals(results: Iterable[TurnResult]) -> dict[str, dict[str, Any]]:
     selectors: dict[str, Usage] = {}
     judges: dict[str, Usage] = {}
-    seen: set[tuple[Any, ...]] = set()
-    for row in rows:
-        turn = (row["scenario"], row["turn_id"], row["selector"], row.get("repeat", 0))
-        if turn not in seen:
-            seen.add(turn)
-            selectors[row["selector"]] = selectors.get(row["selector"], Usage()) + Usage(
-                **row.get("selector_usage", {}))
-        judges[row["judge"]] = judges.get(row["judge"], Usage()) + Usage(
-            **row.get("judge_usage", {}))
+    for r in results:
+        selectors[r.selector] = selectors.get(r.selector, Usage()) + r.selector_usage
+        for name, judgement in r.judgements.items():
+            judges[name] = judges.get(name, Usage()) + judgement.usage
     return {"selectors": {k: v.to_dict() for k, v in selectors.items()},
             "judges": {k: v.to_dict() for k, v in judges.items()}}
 
 
-def _counts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _counts(results: Iterable[TurnResult]) -> dict[str, Any]:
     per_selector: dict[str, Counter[str]] = {}
-    for row in rows:
-        c = per_selector.setdefault(row["selector"], Counter())
+    for r in results:
+        c = per_selector.setdefault(r.selector, Counter())
         c["rows"] += 1
-        c["errors"] += bool(row.get("error"))
-        c["discarded"] += bool(row.get("discarded"))
-        if row.get("skipped"):
-            c[f"skipped:{row['skipped']}"] += 1
+        c["errors"] += bool(r.selector_error)
+        c["discarded"] += r.discarded
+        if r.skipped:
+            c[f"skipped:{r.skipped}"] += 1
     return {k: dict(v) for k, v in per_selector.items()}
 
 
-def _scored_turn(row: Mapping[str, Any]) -> ScoredTurn:
-    def verdicts(items: Iterable[Mapping[str, str]] | None) -> tuple[MemoryVerdict, ...]:
-        return tuple(MemoryVerdict(v["key"], v["verdict"], v.get("reason", ""))  # type: ignore[arg-type]
-                     for v in items or ())
-
-    graded = row.get("candidate_verdicts")
-    return ScoredTurn(turn_id=row["turn_id"], judge=row["judge"],
-                      verdicts=verdicts(row.get("verdicts")),
-                      candidate_verdicts=None if graded is None else verdicts(graded))
-
-
-def _agreement(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Each model judge against gold, on the turns both judged."""
-    by_turn: dict[tuple[Any, ...], dict[str, Mapping[str, Any]]] = {}
-    for r in rows:
-        turn = (r["scenario"], r["turn_id"], r["selector"], r.get("repeat", 0))
-        by_turn.setdefault(turn, {})[r["judge"]] = r
-    judges = sorted({r["judge"] for r in rows} - {GOLD_JUDGE})
+def _agreement(results: Sequence[TurnResult], reference: str | None) -> list[dict[str, Any]]:
+    """Each other judge against the label judge, on the turns both judged."""
+    if reference is None:
+        return []
+    judges = sorted({j for r in results for j in r.judgements} - {reference})
     out = []
     for judge in judges:
-        pairs = [(t[judge], t[GOLD_JUDGE]) for t in by_turn.values()
-                 if judge in t and GOLD_JUDGE in t]
+        pairs = [(r.judgements[judge], r.judgements[reference]) for r in results
+                 if judge in r.judgements and reference in r.judgements]
         if pairs:
-            result = agreement([_scored_turn(a) for a, _ in pairs],
-                               [_scored_turn(b) for _, b in pairs])
-            out.append(_clean(result.to_dict()))
+            result = agreement([a for a, _ in pairs], [b for _, b in pairs])
+            out.append(clean(result.to_dict()))
     return out
 
 
-def _phase1(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _phase1(results: Sequence[TurnResult]) -> dict[str, Any]:
     """Phase 1 against phase 2 on the same turns: the share of relevant project
-    memories whose index line survives into the startup context (index mode), next to
-    each selector's recall. A memory the index does not reach can only come back
-    through recall."""
+    memories whose index line survives into the startup context (index mode). A
+    memory the index does not reach can only come back through recall."""
     per_turn: dict[tuple[str, str], tuple[str, Mapping[str, bool]]] = {}
-    for row in rows:
-        per_turn.setdefault((row["scenario"], row["turn_id"]),
-                            (row["category"], row.get("startup_reachable") or {}))
+    for r in results:
+        per_turn.setdefault((r.scenario, r.turn_id), (r.category, r.startup_reachable))
     by_category: dict[str, list[int]] = {}
     for category, reachable in per_turn.values():
         counts = by_category.setdefault(category, [0, 0])
@@ -166,26 +124,49 @@ def _phase1(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def summarize(rows: Sequence[Mapping[str, Any]], *, run_dir: Path | None = None) -> dict[str, Any]:
-    """The summary of a run's rows (see the module docstring)."""
-    frame = scored_frame(rows)
+def alerts(overall: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What a reader must not miss: errors, unscored turns, figures on few turns."""
+    out = []
+    for row in overall:
+        who, n = f"{row['selector']} × {row['judge']}", int(row["n_turns"])
+        for kind in ("selector", "judge"):
+            rate = row.get(f"{kind}_error_rate") or 0
+            if rate:
+                out.append(f"{who}: the {kind} errored on {round(rate * n)} of {n} turns "
+                           f"({rate:.0%}); those turns are unscored, not counted as answers")
+        other = {k: v for k, v in (row.get("unscored_reasons") or {}).items()
+                 if k not in ("selector error", "judge error")}
+        for reason, count in other.items():
+            out.append(f"{who}: {count} of {n} turns unscored ({reason})")
+        f1_n = row.get("f1_n") or 0
+        if row.get("n_scored") and f1_n < FEW_TURNS:
+            out.append(f"{who}: F1 rests on {f1_n} turns (fewer than {FEW_TURNS}); "
+                       "its interval is wide")
+    return out
+
+
+def summarize(results: Sequence[TurnResult], *, run_dir: Path | None = None) -> dict[str, Any]:
+    """The summary of a run's results (see the module docstring)."""
+    frame = score_results(results)
+    reference = label_judge(results)
     summary: dict[str, Any] = {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "run_dir": None if run_dir is None else str(run_dir),
-        "rows": len(rows),
-        "scenarios": sorted({r["scenario"] for r in rows}),
-        "turns": len({(r["scenario"], r["turn_id"]) for r in rows}),
-        "selectors": sorted({r["selector"] for r in rows}),
-        "judges": sorted({r["judge"] for r in rows}),
-        "overall": [],
-        "by_category": [],
-        "by_scenario": [],
-        "usage": _usage_totals(rows),
-        "counts": _counts(rows),
-        "agreement": _agreement(rows),
-        "phase1": _phase1(rows),
+        "rows": len(results),
+        "scenarios": sorted({r.scenario for r in results}),
+        "turns": len({(r.scenario, r.turn_id) for r in results}),
+        "selectors": sorted({r.selector for r in results}),
+        "judges": sorted({j for r in results for j in r.judgements}),
+        "primary_judge": primary_judge(results),
+        "cluster": "scenario",
+        "overall": [], "by_category": [], "by_scenario": [],
+        "usage": _usage_totals(results),
+        "counts": _counts(results),
+        "agreement": _agreement(results, reference),
+        "phase1": _phase1(results),
         "repeats": None,
         "per_turn": [],
+        "alerts": [],
     }
     if frame.empty:
         summary["table"] = "no results"
@@ -198,42 +179,29 @@ def summarize(rows: Sequence[Mapping[str, Any]], *, run_dir: Path | None = None)
             "per_turn": _records(repeat_summary(frame)),
             "pass_hat_k": _records(pass_hat_k(frame)),
         }
-    summary["per_turn"] = _records(frame[list(TURN_COLUMNS)])
+    summary["per_turn"] = _records(frame[list(PER_TURN_COLUMNS)])
+    summary["alerts"] = alerts(summary["overall"])
     summary["table"] = headline_table(summary["overall"])
     return summary
 
 
-def headline_table(overall: Sequence[Mapping[str, Any]]) -> str:
-    """A plain-text table of the headline metrics with their 95 % CIs, for terminals."""
-    def cell(row: Mapping[str, Any], metric: str) -> str:
-        mean, low, high = row.get(metric), row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
-        if mean is None:
-            return "—"
-        if low is None or high is None:
-            return f"{mean:.3f}"
-        return f"{mean:.3f} [{low:.2f}, {high:.2f}]"
+def _cell(row: Mapping[str, Any], metric: str) -> str:
+    mean, n = row.get(metric), row.get(f"{metric}_n") or 0
+    low, high = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
+    if mean is None:
+        return f"— (n={n})"
+    if low is None or high is None:
+        return f"{mean:.3f} (n={n})"
+    return f"{mean:.3f} [{low:.2f}, {high:.2f}] n={n}"
 
-    header = ["selector", "judge", "turns", *HEADLINE_METRICS, "errors"]
-    lines = [[str(r["selector"]), str(r["judge"]), str(r["n_turns"]),
-              *(cell(r, m) for m in HEADLINE_METRICS), f"{r['error_rate']:.0%}"]
+
+def headline_table(overall: Sequence[Mapping[str, Any]]) -> str:
+    """A plain-text table of the headline metrics, each with its 95 % CI and n."""
+    header = ["selector", "judge", "scored", *HEADLINE_METRICS, "errors sel/judge"]
+    lines = [[str(r["selector"]), str(r["judge"]), f"{r['n_scored']}/{r['n_turns']}",
+              *(_cell(r, m) for m in HEADLINE_METRICS),
+              f"{r['selector_error_rate']:.0%}/{r['judge_error_rate']:.0%}"]
              for r in overall]
     widths = [max(len(x) for x in col) for col in zip(header, *lines, strict=True)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join([fmt.format(*header), *(fmt.format(*line) for line in lines)])
-
-
-def write_summary_and_report(run_dir: Path, extra: Mapping[str, Any] | None = None,
-                             ) -> dict[str, Any]:
-    """Write `summary.json`, then `index.html` from it.
-
-    Args:
-        run_dir: the run folder.
-        extra: run facts that are not in the rows (the model door's budget state).
-    """
-    summary = summarize(read_results(run_dir / RESULTS_FILE), run_dir=run_dir)
-    summary.update(extra or {})
-    write_json(run_dir / SUMMARY_FILE, summary)
-    from memeval.report import render_run  # the report reads summary.json back
-
-    render_run(run_dir)
-    return summary

@@ -9,8 +9,9 @@ import textwrap
 import pytest
 
 from memeval.errors import MemevalError
-from memeval.evaluate import RunConfig, evaluate
+from memeval.evaluate import evaluate
 from memeval.results import CONFIG_FILE, INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
+from memeval.run_config import RunConfig
 from memeval.summary import summarize
 
 SCENARIO = textwrap.dedent("""\
@@ -94,10 +95,13 @@ def test_run_writes_the_run_folder_and_scores_the_baselines(tmp_path, scenario_p
     oracle, none = _overall(summary, "oracle"), _overall(summary, "none")
     assert oracle["precision"] == 1.0 and oracle["recall"] == 1.0
     assert oracle["exact_match"] == 1.0
-    # none abstains: right on the turn with nothing relevant, a miss on the other two
-    assert none["recall"] == pytest.approx(1 / 3)
-    none_rows = [r for r in read_results(run_dir / RESULTS_FILE) if r["selector"] == "none"]
-    assert all(r["selected"] == [] for r in none_rows)
+    # none abstains: a miss on the two turns that need a memory (precision has no
+    # turn to rest on), right on the one that needs nothing
+    assert none["recall"] == 0.0 and none["recall_n"] == 2
+    assert none["precision"] is None and none["precision_n"] == 0
+    assert none["false_alarm"] == 0.0 and none["false_alarm_n"] == 1
+    none_rows = [r for r in read_results(run_dir) if r.selector == "none"]
+    assert all(r.selected == () for r in none_rows)
     config = json.loads((run_dir / CONFIG_FILE).read_text())
     assert config["config"]["selectors"] == ["oracle", "none", "bm25"]
 
@@ -106,8 +110,7 @@ def test_summary_is_recomputable_from_results(tmp_path, scenario_path):
     run_dir = tmp_path / "run"
     evaluate(_config(scenario_path), run_dir, progress=False)
     written = json.loads((run_dir / SUMMARY_FILE).read_text())
-    again = json.loads(json.dumps(summarize(read_results(run_dir / RESULTS_FILE),
-                                            run_dir=run_dir)))
+    again = json.loads(json.dumps(summarize(read_results(run_dir), run_dir=run_dir)))
     for key in ("overall", "by_category", "per_turn", "counts"):
         assert again[key] == written[key], key
 
@@ -115,22 +118,24 @@ def test_summary_is_recomputable_from_results(tmp_path, scenario_path):
 def test_rows_carry_the_record_the_model_saw(tmp_path, scenario_path):
     run_dir = tmp_path / "run"
     evaluate(_config(scenario_path), run_dir, progress=False)
-    row = next(r for r in read_results(run_dir / RESULTS_FILE)
-               if r["selector"] == "oracle" and r["turn_id"] == "t1")
-    assert row["selected"] == ["testing.md"]
-    assert row["verdicts"] == [{"key": "testing.md", "verdict": "relevant", "reason": row[
-        "verdicts"][0]["reason"]}]
-    reminder = row["record"]["system_reminders"][0]
+    from memeval.session import render_system_reminder
+
+    row = next(r for r in read_results(run_dir) if r.selector == "oracle" and r.turn_id == "t1")
+    assert row.selected == ("testing.md",)
+    assert [(v.key, v.verdict) for v in row.judgements["gold"].verdicts] == [
+        ("testing.md", "relevant")]
+    surfaced = row.record["surfaced"][0]
+    reminder = render_system_reminder(surfaced["header"], surfaced["content"])
     assert reminder.startswith("<system-reminder>\nThis memory is 3 days old. ")
     assert "real postgres database" in reminder
-    assert row["surfaced_bytes"] > 0
+    assert row.surfaced_bytes > 0
 
 
 def test_an_interrupted_run_resumes_to_the_same_rows(tmp_path, scenario_path):
     full = tmp_path / "full"
     evaluate(_config(scenario_path), full, progress=False)
-    expected = sorted(json.dumps({k: v for k, v in r.items() if k != "record"}, sort_keys=True)
-                      for r in read_results(full / RESULTS_FILE))
+    expected = sorted(json.dumps({k: v for k, v in r.to_dict().items() if k != "record"},
+                                 sort_keys=True) for r in read_results(full))
 
     partial = tmp_path / "partial"
     evaluate(_config(scenario_path), partial, progress=False)
@@ -140,10 +145,10 @@ def test_an_interrupted_run_resumes_to_the_same_rows(tmp_path, scenario_path):
     (partial / INCOMPLETE_MARKER).write_text("x")
     outcome = evaluate(_config(scenario_path), partial, progress=False)
     assert outcome.units_resumed == 1 and outcome.units_run == 2
-    got = sorted(json.dumps({k: v for k, v in r.items() if k != "record"}, sort_keys=True)
-                 for r in read_results(results))
+    got = sorted(json.dumps({k: v for k, v in r.to_dict().items() if k != "record"},
+                            sort_keys=True) for r in read_results(results))
     assert got == expected
-    keys = [(r["selector"], r["turn_id"]) for r in read_results(results)]
+    keys = [(r.selector, r.turn_id) for r in read_results(results)]
     assert len(keys) == len(set(keys))
 
 
@@ -177,7 +182,7 @@ def test_repeats_with_shuffled_manifests_report_flip_rates(tmp_path, scenario_pa
 
 def test_claude_selector_and_judge_run_through_the_sdk_and_rerun_from_cache(
         tmp_path, scenario_path, monkeypatch):
-    from memeval.evaluate import LLMOptions
+    from memeval.run_config import LLMOptions
     from memeval.testing import FakeMessagesServer
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
@@ -191,13 +196,14 @@ def test_claude_selector_and_judge_run_through_the_sdk_and_rerun_from_cache(
         second = evaluate(config, tmp_path / "two", progress=False)
         assert len(server.requests) == calls  # every answer came from the cache
     assert calls > 0
-    assert first.rows == second.rows == 6  # 3 turns × 1 selector × 2 judges
+    assert first.rows == second.rows == 3  # 3 turns × 1 selector, both judges on each row
     assert first.summary["llm"]["calls"] == calls
     assert second.summary["llm"]["calls"] == 0
     assert [a["judge_b"] for a in first.summary["agreement"]] == ["gold"]
     assert first.summary["agreement"][0]["judge_a"].startswith("claude")
-    rows = read_results(tmp_path / "one" / RESULTS_FILE)
-    assert all(r["error"] is None for r in rows)
+    rows = read_results(tmp_path / "one")
+    assert all(r.selector_error is None for r in rows)
+    assert all(set(r.judgements) == {"gold", first.summary["judges"][0]} for r in rows)
     assert "test-key-not-secret" not in (tmp_path / "one" / RESULTS_FILE).read_text()
 
 
@@ -216,14 +222,14 @@ def test_phase1_reachability_counts_index_lines_that_survive(tmp_path):
     phase1 = outcome.summary["phase1"]
     assert phase1["relevant_project_memories"] == 2
     assert phase1["index_reachable_share"] == 0.5  # testing.md is indexed, deploy.md is not
-    rows = {r["turn_id"]: r for r in read_results(tmp_path / "run" / RESULTS_FILE)}
-    assert rows["t1"]["startup_reachable"] == {"testing.md": True}
-    assert rows["t2"]["startup_reachable"] == {"deploy.md": False}
+    rows = {r.turn_id: r for r in read_results(tmp_path / "run")}
+    assert rows["t1"].startup_reachable == {"testing.md": True}
+    assert rows["t2"].startup_reachable == {"deploy.md": False}
 
 
 def test_a_session_that_crashes_costs_only_itself_and_reruns_alone(
         tmp_path, scenario_path, monkeypatch):
-    import memeval.evaluate as evaluate_module
+    import memeval.harness as evaluate_module
 
     real = evaluate_module.build_selector
 

@@ -1,4 +1,4 @@
-"""The regression gate: thresholds, paired non-inferiority, inputs, and `memeval gate`."""
+"""The regression gate: error rates, thresholds, paired non-inferiority, and `memeval gate`."""
 
 from __future__ import annotations
 
@@ -11,16 +11,20 @@ from click.testing import CliRunner
 
 from memeval.cli import cli
 from memeval.gate import GateInputError, gate_run, per_turn_table, run_gate
+from memeval.metrics import per_turn_frame
 from memeval.results import write_json
-from memeval.summary import summarize
 
 
-def frame(selector: str, recalls: list[float], *, judge: str = "gold",
-          precision: float | None = 1.0, scenario: str = "s") -> pd.DataFrame:
+def frame(selector: str, recalls: list[float], *, judge: str = "gold", precision: float = 1.0,
+          scenarios: int = 5, errored: set[int] = frozenset()) -> pd.DataFrame:
+    """Scored turns, turn i in scenario s{i % scenarios}; `errored` turns are unscored."""
     return pd.DataFrame([{
-        "scenario": scenario, "turn_id": f"t{i}", "category": "direct", "selector": selector,
-        "judge": judge, "repeat": 0, "precision": precision, "recall": r, "f1": r,
-        "exact_match": r == 1.0,
+        "scenario": f"s{i % scenarios}", "turn_id": f"t{i}", "category": "direct",
+        "selector": selector, "judge": judge, "repeat": 0,
+        "precision": None if i in errored else precision,
+        "recall": None if i in errored else r, "f1": None if i in errored else r,
+        "exact_match": None if i in errored else float(r == 1.0),
+        "scored": i not in errored, "selector_error": i in errored, "judge_error": False,
     } for i, r in enumerate(recalls)])
 
 
@@ -34,80 +38,120 @@ def test_threshold_failure_names_metric_value_and_minimum():
     assert "recall" in message and "0.250" in message and "0.500" in message
 
 
-def test_threshold_met_passes_and_undefined_metric_is_skipped():
-    result = run_gate(frame("bm25", [1.0, 1.0], precision=None), min_recall=0.5,
-                      min_precision=0.9)
-    assert result.passed
-    statuses = {c.metric: c.status for c in result.checks}
-    assert statuses == {"recall": "pass", "precision": "skipped"}
+def test_a_metric_with_no_scored_turn_fails_its_threshold():
+    everything_failed = frame("claude", [0.0] * 6, errored=set(range(6)))
+    result = run_gate(everything_failed, min_precision=0.9, max_error_rate=1.0)
+    assert not result.passed
+    assert {c.status for c in result.checks if c.kind == "threshold"} == {"fail"}
+
+
+def test_any_error_fails_the_gate_by_default_and_names_the_rate():
+    some_errors = frame("bm25", [1.0] * 20, errored={3})
+    result = run_gate(some_errors, min_recall=0.5)
+    failed = [c for c in result.failures if c.kind == "error-rate"]
+    assert failed and failed[0].value == pytest.approx(1 / 20)
+    assert "selector error rate" in failed[0].message() and "1 of 20" in failed[0].message()
+    assert run_gate(some_errors, min_recall=0.5, max_error_rate=0.1).passed
 
 
 def test_same_run_as_baseline_is_non_inferior():
-    run = frame("bm25", [1.0, 0.0, 0.5, 1.0, 0.0, 1.0])
+    run = frame("bm25", [1.0, 0.0, 0.5, 1.0, 0.0, 1.0] * 3)
     result = run_gate(run, run)
     assert result.passed
-    assert {c.status for c in result.checks if c.metric == "recall"} == {"pass"}
+    assert {c.status for c in result.checks if c.kind == "non-inferiority"} == {"pass"}
 
 
 def test_clearly_worse_candidate_fails_as_regression():
-    baseline = frame("bm25", [1.0] * 12)
-    candidate = frame("bm25", [0.0] * 6 + [1.0] * 6)
+    baseline = frame("bm25", [1.0] * 20)
+    candidate = frame("bm25", [0.0, 1.0] * 10)
     result = run_gate(candidate, baseline)
-    failed = {c.metric for c in result.failures}
-    assert "recall" in failed
-    check = next(c for c in result.failures if c.metric == "recall")
-    assert check.kind == "non-inferiority" and check.value < -0.03
+    check = next(c for c in result.failures if c.kind == "non-inferiority")
+    assert check.metric == "f1" and check.value < -0.03
     assert "regressed" in check.message() and "bm25" in check.message()
 
 
-def test_drop_within_the_margin_passes_a_wide_margin_and_fails_a_narrow_one():
+def test_a_drop_within_a_wide_margin_passes_and_a_narrow_one_says_it_cannot_resolve():
     baseline = frame("bm25", [1.0] * 40)
     candidate = frame("bm25", [1.0] * 39 + [0.0])  # one turn of forty lost
     assert run_gate(candidate, baseline, margin=0.2).passed
-    assert not run_gate(candidate, baseline, margin=0.0).passed
+    narrow = run_gate(candidate, baseline, margin=0.0)
+    assert not narrow.passed
+    assert "below what these turns resolve" in narrow.failures[0].detail
+
+
+def test_too_few_pairs_fail_instead_of_deciding_on_one_turn():
+    result = run_gate(frame("bm25", [0.0, 1.0]), frame("bm25", [1.0, 1.0]))
+    check = next(c for c in result.checks if c.kind == "coverage")
+    assert check.failed and "only 2 paired" in check.message()
+
+
+def test_a_candidate_missing_baseline_turns_fails_and_names_them():
+    baseline = frame("bm25", [1.0] * 20)
+    candidate = frame("bm25", [1.0] * 15)
+    result = run_gate(candidate, baseline)
+    coverage = next(c for c in result.failures if c.kind == "coverage")
+    assert "5 baseline turns missing" in coverage.detail and "t15" in coverage.detail
 
 
 def test_renamed_single_selector_is_paired_with_the_baseline_selector():
     baseline = frame("claude?prompt=a", [1.0] * 10)
     candidate = frame("claude?prompt=b", [0.0] * 10)
     result = run_gate(candidate, baseline)
-    check = next(c for c in result.checks if c.metric == "recall")
+    check = next(c for c in result.checks if c.kind == "non-inferiority")
     assert check.baseline_selector == "claude?prompt=a" and check.failed
 
 
-def test_selector_missing_from_a_multi_selector_baseline_is_skipped():
-    baseline = pd.concat([frame("bm25", [1.0] * 3), frame("recency", [1.0] * 3)])
-    result = run_gate(frame("oracle", [0.0] * 3), baseline)
-    assert result.passed
-    assert {c.status for c in result.checks} == {"skipped"}
+def test_an_unpairable_candidate_fails_rather_than_passing_on_skipped_checks():
+    baseline = pd.concat([frame("bm25", [1.0] * 10), frame("recency", [1.0] * 10)])
+    result = run_gate(frame("oracle", [0.0] * 10), baseline)
+    assert not result.passed
+    assert "--pair" in result.failures[0].detail
+    paired = run_gate(frame("oracle", [1.0] * 10), baseline, pairs=[("oracle", "bm25")])
+    assert paired.passed
+
+
+def test_a_gate_where_nothing_was_tested_fails():
+    result = run_gate(frame("bm25", [1.0] * 5).iloc[0:0])
+    assert not result.passed and "nothing was tested" in result.failures[0].detail
 
 
 def test_judges_are_gated_apart():
-    baseline = pd.concat([frame("bm25", [1.0] * 8), frame("bm25", [1.0] * 8, judge="claude")])
-    candidate = pd.concat([frame("bm25", [1.0] * 8),
-                           frame("bm25", [0.0] * 8, judge="claude")])
+    baseline = pd.concat([frame("bm25", [1.0] * 10), frame("bm25", [1.0] * 10, judge="claude")])
+    candidate = pd.concat([frame("bm25", [1.0] * 10),
+                           frame("bm25", [0.0] * 10, judge="claude")])
     failures = run_gate(candidate, baseline).failures
     assert failures and {c.judge for c in failures} == {"claude"}
 
 
-def _rows(selected: list[list[str]]) -> list[dict]:
-    return [{"scenario": "s", "turn_id": f"t{i}", "category": "direct", "selector": "bm25",
-             "judge": "gold", "repeat": 0, "relevant": ["a.md"], "acceptable": [],
-             "selected": sel, "verdicts": [], "error": None, "skipped": None,
-             "discarded": False, "surfaced_bytes": 0}
-            for i, sel in enumerate(selected)]
+def test_secondary_metrics_are_holm_corrected():
+    baseline = frame("bm25", [1.0] * 20, precision=1.0)
+    candidate = frame("bm25", [1.0] * 20, precision=0.5)  # F1 holds, precision drops
+    result = run_gate(candidate, baseline, secondary=("precision", "recall"))
+    by_metric = {c.metric: c for c in result.checks if c.kind == "non-inferiority"}
+    assert by_metric["f1"].status == "pass"
+    assert by_metric["precision"].failed and "Holm" in by_metric["precision"].detail
+    assert by_metric["recall"].status == "pass"
 
 
 def _run_dir(tmp_path: Path, name: str, selected: list[list[str]]) -> Path:
+    from memeval.summary import PER_TURN_COLUMNS
+
+    rows = [{"scenario": f"s{i % 4}", "turn_id": f"t{i}", "category": "direct",
+             "selector": "bm25", "judge": "gold", "repeat": 0, "relevant": ["a.md"],
+             "selected": sel} for i, sel in enumerate(selected)]
+    scored = per_turn_frame(rows)
     folder = tmp_path / name
     folder.mkdir()
-    write_json(folder / "summary.json", summarize(_rows(selected)))
+    from memeval.summary import clean
+
+    write_json(folder / "summary.json",
+               {"per_turn": clean(scored[list(PER_TURN_COLUMNS)].to_dict(orient="records"))})
     return folder
 
 
 def test_summary_json_per_turn_table_is_gate_input(tmp_path):
-    good = _run_dir(tmp_path, "good", [["a.md"]] * 10)
-    bad = _run_dir(tmp_path, "bad", [[]] * 10)  # precision undefined: null in the JSON
+    good = _run_dir(tmp_path, "good", [["a.md"]] * 12)
+    bad = _run_dir(tmp_path, "bad", [[]] * 12)  # precision undefined: null in the JSON
     table = per_turn_table(bad / "summary.json")
     assert table["precision"].isna().all()
     assert not gate_run(bad, good / "summary.json").passed
@@ -123,26 +167,29 @@ def test_unreadable_inputs_name_the_file(tmp_path):
         per_turn_table(broken)
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"hello": 1}))
-    with pytest.raises(GateInputError, match="per_turn"):
+    with pytest.raises(GateInputError, match="per-turn scores"):
         per_turn_table(other)
 
 
-def test_cli_exit_codes(tmp_path):
-    good = _run_dir(tmp_path, "good", [["a.md"]] * 10)
-    bad = _run_dir(tmp_path, "bad", [[]] * 10)
+def test_cli_exit_codes_and_markdown(tmp_path):
+    good = _run_dir(tmp_path, "good", [["a.md"]] * 12)
+    bad = _run_dir(tmp_path, "bad", [[]] * 12)
     runner = CliRunner()
-    passed = runner.invoke(cli, ["gate", str(good), "--baseline", str(good / "summary.json")])
+    summary_md = tmp_path / "summary.md"
+    passed = runner.invoke(cli, ["gate", str(good), "--baseline", str(good / "summary.json"),
+                                 "--markdown", str(summary_md)])
     assert passed.exit_code == 0, passed.output
     assert "gate: PASS" in passed.output
     assert json.loads((good / "gate.json").read_text())["passed"] is True
+    assert "### memeval gate: ✅ PASS" in summary_md.read_text()
     failed = runner.invoke(cli, ["gate", str(bad), "--baseline", str(good / "summary.json")])
     assert failed.exit_code == 1
-    assert "recall" in failed.output and "regressed" in failed.output
+    assert "f1" in failed.output and "regressed" in failed.output
     threshold = runner.invoke(cli, ["gate", str(bad), "--min-recall", "0.5"])
     assert threshold.exit_code == 1 and "0.500" in threshold.output
-    for args in (["gate", str(good)],  # nothing to check
-                 ["gate", str(tmp_path / "missing"), "--min-recall", "0.5"],
+    for args in (["gate", str(tmp_path / "missing"), "--min-recall", "0.5"],
                  ["gate", str(good), "--min-recall", "2"],
+                 ["gate", str(good), "--max-error-rate", "1.5"],
                  ["gate", str(good), "--baseline", str(good), "--margin", "-1"]):
         usage = runner.invoke(cli, args)
         assert usage.exit_code == 2, (args, usage.output)

@@ -12,9 +12,9 @@ from memeval.errors import MemevalError
 from memeval.judges import (
     GoldJudge,
     Judge,
+    Judgement,
     JudgeRequest,
     MemoryVerdict,
-    ScoredTurn,
     agreement,
     available_judges,
     cohens_kappa,
@@ -40,7 +40,15 @@ def test_gold_verdicts_follow_the_labels_in_selection_order() -> None:
     assert scored.error is None and scored.judge == "gold"
     assert [(v.key, v.verdict) for v in scored.verdicts] == [
         ("style.md", "irrelevant"), ("testing.md", "relevant"), ("ci.md", "acceptable")]
-    assert all(v.reason for v in scored.verdicts)
+    # The label is the reason: nothing to store on every verdict.
+    assert not any(v.reason for v in scored.verdicts)
+
+
+def test_gold_states_its_labels_so_recall_never_depends_on_candidate_grading() -> None:
+    for judge in (GoldJudge(), GoldJudge(candidates=False)):
+        scored = judge.score(request(("style.md",)))
+        assert scored.relevant is not None and "testing.md" in scored.relevant
+        assert "ci.md" in scored.acceptable
 
 
 def test_gold_grades_every_candidate_for_recall() -> None:
@@ -83,8 +91,8 @@ def test_available_judges_lists_gold_and_lazy_claude() -> None:
 # -- agreement ---------------------------------------------------------------------------
 
 def scored(turn_id: str, judge: str, verdicts: list[tuple[str, str]],
-           candidates: list[tuple[str, str]] | None = None) -> ScoredTurn:
-    return ScoredTurn(turn_id=turn_id, judge=judge,
+           candidates: list[tuple[str, str]] | None = None) -> Judgement:
+    return Judgement(turn_id=turn_id, judge=judge,
                       verdicts=tuple(MemoryVerdict(k, v) for k, v in verdicts),  # type: ignore[arg-type]
                       candidate_verdicts=None if candidates is None else tuple(
                           MemoryVerdict(k, v) for k, v in candidates))  # type: ignore[arg-type]
@@ -101,7 +109,7 @@ def test_cohens_kappa_on_the_textbook_example() -> None:
         cohens_kappa(["maybe"], ["relevant"])
 
 
-def textbook_turns() -> tuple[list[ScoredTurn], list[ScoredTurn]]:
+def textbook_turns() -> tuple[list[Judgement], list[Judgement]]:
     # The same 50 verdicts, two per turn, over 25 turns.
     a = ["relevant"] * 25 + ["irrelevant"] * 25
     b = ["relevant"] * 20 + ["irrelevant"] * 5 + ["relevant"] * 10 + ["irrelevant"] * 15

@@ -31,7 +31,10 @@ def labels(relevant: list[str], acceptable: list[str] = ()) -> GoldLabels:  # ty
 
 def test_nothing_relevant_nothing_selected_is_a_correct_abstention() -> None:
     s = score_turn([], labels([]))
-    assert (s.precision, s.recall, s.f1, s.exact_match, s.outcome) == (1, 1, 1, True, "abstained")
+    # Precision and recall do not exist on a turn that needs nothing: never a free 1.0.
+    assert math.isnan(s.precision) and math.isnan(s.recall) and math.isnan(s.f1)
+    assert (s.exact_match, s.false_alarm, s.outcome) == (1.0, 0.0, "abstained")
+    assert not s.needs_memory
 
 
 def test_nothing_selected_but_something_relevant_is_a_miss_with_undefined_precision() -> None:
@@ -42,14 +45,14 @@ def test_nothing_selected_but_something_relevant_is_a_miss_with_undefined_precis
 
 def test_selection_when_nothing_is_relevant_is_a_false_alarm() -> None:
     s = score_turn(["x.md"], labels([]))
-    assert (s.precision, s.recall, s.f1, s.false_positives, s.outcome) == (
-        0, 1, 0, 1, "false_alarm")
+    assert math.isnan(s.precision) and math.isnan(s.recall)
+    assert (s.false_alarm, s.false_positives, s.outcome) == (1.0, 1, "false_alarm")
     assert not s.exact_match
 
 
 def test_acceptable_memories_are_neither_hits_nor_false_positives() -> None:
     only_ok = score_turn(["ok.md"], labels([], ["ok.md"]))
-    assert (only_ok.precision, only_ok.recall, only_ok.outcome) == (1, 1, "abstained")
+    assert (only_ok.false_alarm, only_ok.exact_match, only_ok.outcome) == (0, 1, "abstained")
     assert only_ok.acceptable_selected == 1 and only_ok.false_positives == 0
     with_hit = score_turn(["a.md", "ok.md"], labels(["a.md"], ["ok.md"]))
     assert (with_hit.precision, with_hit.recall, with_hit.exact_match) == (1, 1, True)
@@ -102,8 +105,10 @@ def row(turn: str, selected: list[str], relevant: list[str], *, selector: str = 
 def test_per_turn_frame_scores_rows_and_keeps_extra_columns() -> None:
     frame = per_turn_frame([row("t1", ["a.md"], ["a.md"], judge="gold"),
                             row("t2", [], ["b.md"], error="APIError: boom", judge="gold")])
-    assert list(frame["f1"]) == [1.0, 0.0]
-    assert list(frame["errored"]) == [False, True]
+    assert frame.loc[0, "f1"] == 1.0 and math.isnan(frame.loc[1, "f1"])
+    assert list(frame["selector_error"]) == [False, True]
+    assert list(frame["scored"]) == [True, False]
+    assert frame.loc[1, "unscored_reason"] == "selector error"
     assert list(frame["judge"]) == ["gold", "gold"]
     assert frame.loc[0, "selected"] == ("a.md",)
 
@@ -129,21 +134,26 @@ def test_empty_input_gives_empty_frames_with_columns() -> None:
 # -- aggregate -----------------------------------------------------------------------------
 
 def test_aggregate_means_and_cis_per_group() -> None:
-    rows = [row(f"t{i}", ["a.md"] if i % 2 else [], ["a.md"], selector=sel)
+    rows = [row(f"t{i}", ["a.md"] if i % 2 else [], ["a.md"], selector=sel, scenario=f"s{i}")
             for sel in ("A", "B") for i in range(10)]
-    rows += [row(f"u{i}", [], [], selector="A") for i in range(4)]
+    rows += [row(f"u{i}", [], [], selector="A", scenario=f"s{i}") for i in range(4)]
     table = aggregate(per_turn_frame(rows), by=["selector"])
     a = table.set_index("selector").loc["A"]
     assert a["n_turns"] == 14
-    assert a["recall"] == pytest.approx((5 + 4) / 14)
-    # precision is undefined on the five misses, so it rests on nine turns
-    assert a["precision_n"] == 9 and a["precision"] == 1.0
+    # recall is over the ten turns that need a memory; the four abstentions count
+    # only in exact match and false alarm
+    assert a["recall"] == pytest.approx(5 / 10) and a["recall_n"] == 10
+    # precision is undefined on the five misses, so it rests on five turns
+    assert a["precision_n"] == 5 and a["precision"] == 1.0
+    assert a["false_alarm"] == 0.0 and a["false_alarm_n"] == 4
+    assert a["exact_match"] == pytest.approx(9 / 14) and a["exact_match_n"] == 14
     assert a["recall_ci_low"] <= a["recall"] <= a["recall_ci_high"]
     assert 0 <= a["recall_ci_low"] < a["recall_ci_high"] <= 1
 
 
 def test_aggregate_collapses_repeats_before_bootstrapping() -> None:
-    once = [row(f"t{i}", ["a.md"] if i < 3 else [], ["a.md"]) for i in range(6)]
+    once = [row(f"t{i}", ["a.md"] if i < 3 else [], ["a.md"], scenario=f"s{i % 3}")
+            for i in range(6)]
     thrice = [dict(r, repeat=k) for r in once for k in range(3)]
     a = aggregate(per_turn_frame(once), by=["selector"]).iloc[0]
     b = aggregate(per_turn_frame(thrice), by=["selector"]).iloc[0]
@@ -152,10 +162,11 @@ def test_aggregate_collapses_repeats_before_bootstrapping() -> None:
 
 
 def test_aggregate_is_reproducible_per_seed_and_rejects_unknown_columns() -> None:
-    frame = per_turn_frame([row(f"t{i}", ["a.md"] if i % 3 else [], ["a.md"]) for i in range(9)])
+    frame = per_turn_frame([row(f"t{i}", ["a.md"] if i % 3 else [], ["a.md"], scenario=f"s{i}")
+                            for i in range(9)])
     assert aggregate(frame, seed=3).equals(aggregate(frame, seed=3))
-    with pytest.raises(MemevalError, match="no column judge"):
-        aggregate(frame, by=["judge"])
+    with pytest.raises(MemevalError, match="no column nope"):
+        aggregate(frame, by=["nope"])
 
 
 def test_error_rate_is_reported() -> None:
@@ -184,10 +195,11 @@ def test_mean_ci_covers_the_true_mean_about_as_often_as_claimed() -> None:
 # -- paired comparison ----------------------------------------------------------------------
 
 def paired(n: int, a_hits: int, b_hits: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    a = per_turn_frame([row(f"t{i}", ["r.md"] if i < a_hits else [], ["r.md"], selector="A")
-                        for i in range(n)])
-    b = per_turn_frame([row(f"t{i}", ["r.md"] if i < b_hits else [], ["r.md"], selector="B")
-                        for i in range(n)])
+    """Turn i of scenario s{i % 10}: A and B pick the relevant memory on their first hits."""
+    a = per_turn_frame([row(f"t{i}", ["r.md"] if i < a_hits else [], ["r.md"], selector="A",
+                            scenario=f"s{i % 10}") for i in range(n)])
+    b = per_turn_frame([row(f"t{i}", ["r.md"] if i < b_hits else [], ["r.md"], selector="B",
+                            scenario=f"s{i % 10}") for i in range(n)])
     return a, b
 
 
@@ -198,6 +210,7 @@ def test_paired_compare_reports_difference_ci_and_mcnemar() -> None:
     assert cmp.mean_diff == pytest.approx(0.5)
     assert cmp.ci_low <= 0.5 <= cmp.ci_high and cmp.ci_low > 0
     assert (cmp.a_only, cmp.b_only) == (20, 0)
+    assert cmp.n_clusters == 10 and cmp.p_value < 0.001
     assert cmp.mcnemar_p == pytest.approx(2 * 0.5**20)
     assert not cmp.underpowered and cmp.warning is None
 
@@ -253,7 +266,8 @@ def test_flip_rate_counts_changes_of_the_selected_set() -> None:
              for k in range(3)]
     rows += [row("t3", ["a.md"], ["a.md"])]
     summary = repeat_summary(per_turn_frame(rows)).set_index("turn_id")
-    assert summary.loc["t1", "flip_rate"] == pytest.approx(3 / 4)
+    # sets {a}, {a}, {b}, {a}, {a,b}: of 10 pairs, 3 agree ({a} thrice)
+    assert summary.loc["t1", "flip_rate"] == pytest.approx(7 / 10)
     assert summary.loc["t1", "distinct_sets"] == 3
     assert summary.loc["t1", "recall"] == pytest.approx(4 / 5)
     assert summary.loc["t2", "flip_rate"] == 0.0  # order changes, the set does not
@@ -272,3 +286,45 @@ def test_pass_hat_k_uses_the_unbiased_estimator() -> None:
     assert table["pass^4"] == pytest.approx(0.5)
     with pytest.raises(MemevalError, match="k_max=5"):
         pass_hat_k(per_turn_frame(rows), k_max=5)
+
+
+def test_flip_rate_does_not_depend_on_the_order_of_repeats() -> None:
+    picks = [["a.md"], ["b.md"], ["a.md"], ["b.md"]]
+    forward = [row("t1", p, ["a.md"], repeat=k) for k, p in enumerate(picks)]
+    grouped = [row("t1", p, ["a.md"], repeat=k) for k, p in enumerate(sorted(picks))]
+    rates = [repeat_summary(per_turn_frame(r)).iloc[0]["flip_rate"] for r in (forward, grouped)]
+    assert rates[0] == rates[1] == pytest.approx(4 / 6)
+
+
+def test_unscored_repeats_are_neither_successes_nor_failures() -> None:
+    rows = [row("t1", ["a.md"], ["a.md"], repeat=0), row("t1", [], ["a.md"], repeat=1,
+                                                         error="boom")]
+    frame = per_turn_frame(rows)
+    assert pass_hat_k(frame, k_max=1).iloc[0]["pass^1"] == 1.0
+    assert bool(repeat_summary(frame).iloc[0]["pass_all"])
+
+
+def test_pass_hat_k_is_per_judge_not_pooled() -> None:
+    rows = [row("t1", ["a.md"], ["a.md"], judge="gold"),
+            row("t1", ["a.md"], [], judge="model")]  # the model calls it a false alarm
+    table = pass_hat_k(per_turn_frame(rows)).set_index("judge")
+    assert table.loc["gold", "pass^1"] == 1.0 and table.loc["model", "pass^1"] == 0.0
+
+
+def test_cluster_interval_is_wider_than_a_turn_interval_when_scenarios_differ() -> None:
+    from memeval.metrics import cluster_mean_ci
+
+    # Ten scenarios, each all-hit or all-miss: turns of one scenario move together.
+    values = np.repeat([1.0, 0.0] * 5, 10)
+    clusters = np.repeat([f"s{i}" for i in range(10)], 10)
+    by_scenario = cluster_mean_ci(values, clusters)
+    by_turn = cluster_mean_ci(values, range(values.size))
+    assert by_scenario.n == 100 and by_scenario.n_clusters == 10
+    assert (by_scenario.high - by_scenario.low) > 2 * (by_turn.high - by_turn.low)
+
+
+def test_wilson_interval_is_never_zero_width() -> None:
+    from memeval.metrics import wilson_ci
+
+    low, high = wilson_ci(0, 29)
+    assert low == 0.0 and high == pytest.approx(0.1170, abs=1e-3)

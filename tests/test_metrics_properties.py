@@ -38,12 +38,21 @@ def turn_labels(draw: st.DrawFn) -> dict[str, frozenset[str]]:
 def test_scores_stay_in_bounds_and_agree_with_each_other(
         selected: list[str], labels: dict[str, frozenset[str]]) -> None:
     s = score_turn(selected, labels)
-    assert 0.0 <= s.recall <= 1.0
-    assert 0.0 <= s.f1 <= 1.0
+    needed = bool(labels["relevant"])
+    assert s.needs_memory == needed
+    # precision, recall and F1 exist only on turns that need a memory; false alarm
+    # only on turns that need none
+    assert math.isnan(s.recall) == math.isnan(s.f1) == (not needed)
+    assert math.isnan(s.false_alarm) == needed
+    assert math.isnan(s.recall) or 0.0 <= s.recall <= 1.0
+    assert math.isnan(s.f1) or 0.0 <= s.f1 <= 1.0
     assert math.isnan(s.precision) or 0.0 <= s.precision <= 1.0
-    # precision is undefined exactly when something was needed and nothing scorable came
-    assert math.isnan(s.precision) == (bool(labels["relevant"]) and s.hits + s.false_positives == 0)
-    assert s.exact_match == (s.recall == 1.0 and s.false_positives == 0)
+    # precision is undefined when nothing was needed, or nothing scorable came
+    assert math.isnan(s.precision) == (not needed or s.hits + s.false_positives == 0)
+    complete = s.recall == 1.0 if needed else True
+    assert s.exact_match == float(complete and s.false_positives == 0)
+    if not needed:
+        assert s.false_alarm == float(s.false_positives > 0)
     assert s.hits + s.false_positives + s.acceptable_selected == s.n_selected
     assert s.n_selected + s.duplicates == len(selected)
     if not math.isnan(s.precision):
@@ -56,7 +65,11 @@ def test_selecting_the_relevant_memories_is_an_exact_match(
         labels: dict[str, frozenset[str]]) -> None:
     chosen = sorted(labels["relevant"])[:CAP]
     s = score_turn(chosen, labels)
-    assert s.exact_match and s.recall == 1.0 and s.f1 == 1.0
+    assert s.exact_match == 1.0
+    if labels["relevant"]:
+        assert s.recall == 1.0 and s.f1 == 1.0
+    else:
+        assert s.false_alarm == 0.0
 
 
 @given(selected=keys, labels=turn_labels(), extra=st.sampled_from(KEYS))
@@ -64,7 +77,10 @@ def test_one_more_pick_moves_scores_the_right_way(
         selected: list[str], labels: dict[str, frozenset[str]], extra: str) -> None:
     before = score_turn(selected, labels)
     after = score_turn([*selected, extra], labels)
-    assert after.recall >= before.recall  # picking more never loses a hit
+    if labels["relevant"]:
+        assert after.recall >= before.recall  # picking more never loses a hit
+    else:
+        assert after.false_alarm >= before.false_alarm  # nor makes noise quieter
     if extra not in labels["relevant"] and not (math.isnan(before.precision)
                                                  or math.isnan(after.precision)):
         assert after.precision <= before.precision  # noise never helps precision
@@ -89,12 +105,12 @@ def test_ci_contains_the_point_estimate_and_stays_in_the_data_range(
 @st.composite
 def selector_frames(draw: st.DrawFn, n_selectors: int = 2) -> list:
     n_turns = draw(st.integers(1, 12))
-    turns = [(f"t{i}", draw(key_sets.filter(lambda s: len(s) <= 3))) for i in range(n_turns)]
+    turns = [(i, f"t{i}", draw(key_sets.filter(lambda s: len(s) <= 3))) for i in range(n_turns)]
     frames = []
     for name in "AB"[:n_selectors]:
-        rows = [{"turn_id": t, "scenario": "sc", "category": "c", "selector": name,
+        rows = [{"turn_id": t, "scenario": f"sc{i % 4}", "category": "c", "selector": name,
                  "selected": draw(st.lists(st.sampled_from(KEYS[:6]), max_size=4)),
-                 "relevant": sorted(rel), "repeat": 0} for t, rel in turns]
+                 "relevant": sorted(rel), "repeat": 0} for i, t, rel in turns]
         frames.append(per_turn_frame(rows))
     return frames
 
@@ -125,7 +141,7 @@ def test_paired_difference_is_antisymmetric(frames: list, metric: str) -> None:
 @given(frames=selector_frames(n_selectors=1))
 def test_a_selector_against_itself_differs_by_nothing(frames: list) -> None:
     (a,) = frames
-    cmp = paired_compare(a, a, "recall", n_resamples=200)
+    cmp = paired_compare(a, a, "exact_match", n_resamples=200)
     assert cmp.mean_diff == 0.0 and cmp.a_only == cmp.b_only == 0 and cmp.mcnemar_p == 1.0
 
 
@@ -137,7 +153,7 @@ def test_aggregate_cis_hold_their_estimates(frames: list) -> None:
     table = aggregate(pd.concat(frames, ignore_index=True), by=["selector"], n_resamples=200)
     for _, r in table.iterrows():
         for m in ("precision", "recall", "f1", "exact_match"):
-            if r[f"{m}_n"] >= 2:
+            if r[f"{m}_n"] >= 2 and not math.isnan(r[f"{m}_ci_low"]):
                 assert r[f"{m}_ci_low"] <= r[m] <= r[f"{m}_ci_high"]
             if not math.isnan(r[m]):
                 assert 0.0 <= r[m] <= 1.0

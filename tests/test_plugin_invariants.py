@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.evaluate import RunConfig
+from memeval.run_config import RunConfig
 from memeval.scenarios import load
 from memeval.session import Compat
 from memeval.suite import SuiteStore, TurnCase, display_path, invariant_problems
@@ -25,7 +25,7 @@ def store() -> SuiteStore:
 @pytest.fixture(scope="module")
 def records(store: SuiteStore) -> list[dict]:
     """The `all` selector's session: several memories surface per turn."""
-    return [r["record"] for r in store.unit("plugin-tiny", "all").rows]
+    return [r.record for r in store.unit("plugin-tiny", "all").rows]
 
 
 def tampered(records: list[dict], index: int, change) -> list[dict]:

@@ -4,33 +4,41 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from memeval.cli import cli
+from memeval.compare import compare_runs, pair_selectors
 from memeval.errors import MemevalError
-from memeval.report import compare_runs, render_compare
-from memeval.report._compare import pair_selectors
-from memeval.report.synthetic import synthetic_rows
+from memeval.evaluate import finish_run
+from memeval.judges.base import MemoryVerdict
+from memeval.record import TurnResult
+from memeval.report import render_compare
+from memeval.results import ResultsWriter
+from memeval.testing.synthetic import synthetic_rows
 
 
-def _write(run_dir: Path, rows: list[dict]) -> Path:
-    run_dir.mkdir(parents=True)
-    with (run_dir / "results.jsonl").open("w", encoding="utf-8") as handle:
+def _write(run_dir: Path, rows: list[TurnResult]) -> Path:
+    with ResultsWriter(run_dir) as writer:
         for row in rows:
-            handle.write(json.dumps(row) + "\n")
+            writer.append_unit([row])
+    finish_run(run_dir)
     return run_dir
 
 
-def _perfect(rows: list[dict], turn_ids: set[str]) -> list[dict]:
+def _perfect(rows: list[TurnResult], turn_ids: set[str]) -> list[TurnResult]:
     """B: the same rows, except that the given turns select exactly their gold labels."""
     out = []
     for row in rows:
-        row = json.loads(json.dumps(row))
-        if row["turn_id"] in turn_ids:
-            row["selected"] = list(row["relevant"])
+        if row.turn_id in turn_ids:
+            judgements = {name: replace(j, verdicts=tuple(MemoryVerdict(k, "relevant")
+                                                          for k in row.relevant))
+                          for name, j in row.judgements.items()}
+            row = replace(row, selected=row.relevant, selector_error=None, errors=(),
+                          judgements=judgements)
         out.append(row)
     return out
 
@@ -38,8 +46,8 @@ def _perfect(rows: list[dict], turn_ids: set[str]) -> list[dict]:
 @pytest.fixture
 def runs(tmp_path: Path) -> tuple[Path, Path]:
     rows = synthetic_rows(turns=12, selectors=("bm25",), seed=3)
-    improvable = {r["turn_id"] for r in rows if r["relevant"] and
-                  set(r["selected"]) != set(r["relevant"])}
+    improvable = {r.turn_id for r in rows if r.relevant and set(r.selected) != set(r.relevant)
+                  and not r.selector_error}
     assert improvable, "the synthetic rows need a turn to improve"
     return _write(tmp_path / "a", rows), _write(tmp_path / "b", _perfect(rows, improvable))
 
@@ -52,9 +60,24 @@ def test_selectors_pair_by_name_or_as_the_only_two(a, b, pairs) -> None:
     assert pair_selectors(a, b) == pairs
 
 
-def test_unrelated_selector_sets_are_refused() -> None:
-    with pytest.raises(MemevalError, match="share no selector"):
+def test_unrelated_selector_sets_are_refused_unless_paired_explicitly() -> None:
+    with pytest.raises(MemevalError, match=r"share no selector.*--pair"):
         pair_selectors(["a", "b"], ["c", "d"])
+    assert pair_selectors(["a", "b"], ["c", "d"], [("b", "c")]) == [("b", "c")]
+    with pytest.raises(MemevalError, match="A has a, b"):
+        pair_selectors(["a", "b"], ["c", "d"], [("x", "c")])
+
+
+def test_gate_and_compare_pair_the_same_selectors(tmp_path: Path) -> None:
+    from memeval.gate import gate_run
+
+    rows = synthetic_rows(turns=20, selectors=("bm25", "recency"), seed=1)
+    a = _write(tmp_path / "a", rows)
+    b = _write(tmp_path / "b", [r for r in rows if r.selector == "recency"])
+    compared = [(p["selector_a"], p["selector_b"]) for p in compare_runs(a, b)["pairs"]]
+    gated = {(c.baseline_selector, c.selector) for c in gate_run(b, a, max_error_rate=1).checks
+             if c.kind == "non-inferiority"}
+    assert compared == [("recency", "recency")] and gated == set(compared)
 
 
 def test_deltas_are_b_minus_a_and_b_wins_the_improved_turns(runs) -> None:
@@ -84,7 +107,7 @@ def test_identical_runs_change_nothing(runs) -> None:
 def test_few_turns_carry_a_power_warning(tmp_path: Path) -> None:
     rows = synthetic_rows(turns=3, selectors=("bm25",), seed=5)
     a = _write(tmp_path / "a", rows)
-    b = _write(tmp_path / "b", _perfect(rows, {rows[0]["turn_id"]}))
+    b = _write(tmp_path / "b", _perfect(rows, {rows[0].turn_id}))
     data = compare_runs(a, b)
     f1 = data["pairs"][0]["overall"]["f1"]
     # One of three turns improved: per-turn F1 deltas are 1, 0, 0.
@@ -95,7 +118,7 @@ def test_few_turns_carry_a_power_warning(tmp_path: Path) -> None:
 
 def test_compare_writes_html_and_json(runs, tmp_path: Path) -> None:
     a, b = runs
-    html_path = render_compare(a, b, tmp_path / "out")
+    html_path, _ = render_compare(a, b, tmp_path / "out")
     assert html_path == tmp_path / "out" / "compare.html"
     data = json.loads((tmp_path / "out" / "compare.json").read_text())  # strict: no NaN
     html = html_path.read_text(encoding="utf-8")
@@ -153,5 +176,12 @@ def test_compare_json_has_no_nan(runs, tmp_path: Path) -> None:
 def test_an_empty_run_is_named(runs, tmp_path: Path) -> None:
     a, _ = runs
     empty = _write(tmp_path / "empty", [])
-    with pytest.raises(MemevalError, match=r"run B \(.*empty\) has no results"):
+    with pytest.raises(MemevalError, match=r"no scored turns"):
         compare_runs(a, empty)
+
+
+def test_compare_without_out_writes_nothing_and_prints_the_table(runs, tmp_path: Path) -> None:
+    a, b = runs
+    result = CliRunner().invoke(cli, ["compare", str(a), str(b), "--pair", "bm25=bm25"])
+    assert result.exit_code == 0, result.output
+    assert "B − A" in result.output and "compare:" not in result.output

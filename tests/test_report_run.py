@@ -15,13 +15,13 @@ from memeval.report import render_run
 from memeval.report._html import CSP, script_json
 from memeval.report._run import turn_payload
 from memeval.report._turns import outcome_tags
-from memeval.report.synthetic import (
+from memeval.results import read_results
+from memeval.testing.synthetic import (
     HOSTILE_CONTENT,
     HOSTILE_QUERY,
     synthetic_rows,
     write_synthetic_run,
 )
-from memeval.results import read_results
 
 DATA_BLOCK = re.compile(r'<script type="application/json" id="turn-data">(.*?)</script>', re.S)
 
@@ -103,69 +103,87 @@ def test_script_json_round_trips_any_text(text: str) -> None:
     assert not set("<>&") & set(encoded)
 
 
+def _views(run: Path) -> tuple[list, dict]:
+    rows = read_results(run)
+    summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    return rows, turn_payload(rows, summary)
+
+
 def test_one_view_per_session_turn_with_every_judge(hostile_run: Path) -> None:
-    rows = read_results(hostile_run / "results.jsonl")
-    payload = turn_payload(rows)
-    assert len(payload["turns"]) == len(rows) // 2
+    rows, payload = _views(hostile_run)
+    assert len(payload["turns"]) == len(rows)
     for view in payload["turns"]:
         assert [j["name"] for j in view["j"]] == ["gold", "claude"]
         assert view["tags"] == view["j"][0]["tags"]
 
 
+def test_views_show_the_summary_scores_not_their_own(hostile_run: Path) -> None:
+    summary = json.loads((hostile_run / "summary.json").read_text(encoding="utf-8"))
+    for row in summary["per_turn"]:
+        row["f1"] = 0.123  # a score only the summary holds
+    rows = read_results(hostile_run)
+    scored = [v for v in turn_payload(rows, summary)["turns"] if v["out"] != "unscored"]
+    assert scored and all(v["f1"] == 0.123 for v in scored)
+
+
 def test_reminders_are_exactly_what_the_model_received(hostile_run: Path) -> None:
-    rows = read_results(hostile_run / "results.jsonl")
-    payload = turn_payload(rows)
+    from memeval.session import render_system_reminder
+
+    rows, payload = _views(hostile_run)
     by_key = {(v["sc"], v["t"], v["sel"]): v for v in payload["turns"]}
     for row in rows:
-        view = by_key[(row["scenario"], row["turn_id"], row["selector"])]
-        assert [payload["strings"][m["rem"]] for m in view["shown"]] == \
-            row["record"]["system_reminders"]
+        view = by_key[(row.scenario, row.turn_id, row.selector)]
+        shown = [m for m in view["shown"] if not m["disc"]]
+        assert [payload["strings"][m["rem"]] for m in shown] == [
+            render_system_reminder(m["header"], m["content"]) for m in row.record["surfaced"]]
 
 
 def test_manifest_entries_pair_lines_with_keys(hostile_run: Path) -> None:
-    rows = read_results(hostile_run / "results.jsonl")
-    payload = turn_payload(rows)
+    rows, payload = _views(hostile_run)
     view = payload["turns"][0]
-    row = next(r for r in rows if (r["scenario"], r["turn_id"], r["selector"]) ==
+    row = next(r for r in rows if (r.scenario, r.turn_id, r.selector) ==
                (view["sc"], view["t"], view["sel"]))
     lines = []
     for ref in view["dirs"][0]["c"]:
         line_ref, key = payload["entries"][ref].split(" ", 1)
         lines.append(payload["strings"][int(line_ref)])
-        assert key in row["candidates"]
-    assert "\n".join(lines) == row["record"]["dirs"][0]["manifest"]
+        assert key in row.candidates
+    assert "\n".join(lines) == row.record["dirs"][0]["manifest"]
 
 
 def test_unpaired_manifest_keeps_its_text(tmp_path: Path) -> None:
     rows = synthetic_rows(turns=1, selectors=("bm25",))
-    rows[0]["record"]["dirs"][0]["manifest"] += "\n a description that ran on"
-    view = turn_payload(rows)["turns"][0]
+    rows[0].record["dirs"][0]["manifest"] += "\n a description that ran on"
+    view = turn_payload(rows, {})["turns"][0]
     assert view["dirs"][0]["c"] is None
-    assert len(view["dirs"][0]["lines"]) == len(rows[0]["candidates"]) + 1
+    assert len(view["dirs"][0]["lines"]) == len(rows[0].candidates) + 1
 
 
-@pytest.mark.parametrize(("score", "row", "tags"), [
-    ({"outcome": "exact", "recall": 1.0, "false_positives": 0, "errored": False}, {}, ["hit"]),
-    ({"outcome": "partial", "recall": 0.5, "false_positives": 1, "errored": False}, {},
+@pytest.mark.parametrize(("score", "flags", "tags"), [
+    ({"outcome": "exact", "recall": 1.0, "false_positives": 0}, {}, ["hit"]),
+    ({"outcome": "partial", "recall": 0.5, "false_positives": 1}, {},
      ["partial", "miss", "false-positive"]),
-    ({"outcome": "partial", "recall": 1.0, "false_positives": 1, "errored": False}, {},
+    ({"outcome": "partial", "recall": 1.0, "false_positives": 1}, {},
      ["partial", "false-positive"]),
-    ({"outcome": "miss", "recall": 0.0, "false_positives": 0, "errored": True}, {},
-     ["miss", "error"]),
-    ({"outcome": "abstained", "recall": 1.0, "false_positives": 0, "errored": False},
-     {"skipped": "nothing-to-select"}, ["abstain-correct", "skipped"]),
-    ({"outcome": "false_alarm", "recall": 1.0, "false_positives": 2, "errored": False},
+    ({"outcome": "unscored", "selector_error": True}, {}, ["unscored", "error"]),
+    ({"outcome": "abstained", "false_positives": 0}, {"skipped": "nothing-to-select"},
+     ["abstain-correct", "skipped"]),
+    ({"outcome": "false_alarm", "false_positives": 2},
      {"discarded": True, "skipped": "no-tool-use-discarded"}, ["false-positive", "discarded"]),
 ])
-def test_outcome_tags(score: dict, row: dict, tags: list[str]) -> None:
-    assert outcome_tags(score, row) == tags
+def test_outcome_tags(score: dict, flags: dict, tags: list[str]) -> None:
+    from dataclasses import replace
+
+    result = replace(synthetic_rows(turns=1, selectors=("bm25",))[0], discarded=False,
+                     skipped=None)
+    assert outcome_tags(score, replace(result, **flags)) == tags
 
 
-def test_summary_is_recomputed_when_missing(hostile_run: Path) -> None:
-    assert not (hostile_run / "summary.json").exists()
+def test_a_missing_summary_is_a_warning_not_a_rescore(hostile_run: Path) -> None:
+    (hostile_run / "summary.json").unlink()
     html = render_run(hostile_run).read_text(encoding="utf-8")
-    assert 'id="summary-table"' in html
-    assert "no results" not in html
+    assert "summary.json is missing or does not match" in html
+    assert "memeval report" in html
 
 
 def test_invariant_failures_are_listed(hostile_run: Path) -> None:
@@ -221,7 +239,7 @@ def test_judge_agreement_panel_when_a_model_judge_ran(hostile_run: Path) -> None
 def test_phase1_and_model_door_facts_from_the_summary(hostile_run: Path) -> None:
     from memeval.summary import summarize
 
-    summary = summarize(read_results(hostile_run / "results.jsonl"))
+    summary = summarize(read_results(hostile_run))
     summary["phase1"] = {"index_reachable_share": 0.5, "relevant_project_memories": 4,
                          "by_category": {"direct": {"reachable": 2, "relevant": 4,
                                                     "share": 0.5}}}
@@ -234,11 +252,18 @@ def test_phase1_and_model_door_facts_from_the_summary(hostile_run: Path) -> None
 
 
 def test_repeats_show_pass_hat_k_and_each_repeat_is_a_turn(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from memeval.results import ResultsWriter
+    from memeval.summary import summarize
+
     rows = synthetic_rows(turns=4, selectors=("bm25",))
-    again = [{**json.loads(json.dumps(r)), "repeat": 1, "selected": []} for r in rows]
+    again = [replace(r, repeat=1, selected=()) for r in rows]
     run = tmp_path / "rep"
-    run.mkdir()
-    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows + again))
+    with ResultsWriter(run) as writer:
+        writer.append_unit(rows)
+        writer.append_unit(again)
+    (run / "summary.json").write_text(json.dumps(summarize(rows + again)))
     html = render_run(run).read_text(encoding="utf-8")
     assert 'id="repeats-table"' in html and "pass^2" in html
     assert len(_payload(html)["turns"]) == 8

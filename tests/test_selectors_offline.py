@@ -132,14 +132,20 @@ def test_random_picks_distinct_candidates(k: int, seed: int, n: int) -> None:
 
 # -- oracle ------------------------------------------------------------------------------
 
+def oracle(labels: tuple[str, ...] | None) -> OracleSelector:
+    """An oracle handed the turn's labels the way the harness hands them over."""
+    selector = OracleSelector()
+    selector.use_labels(None if labels is None else {"project": labels})
+    return selector
+
+
 def test_oracle_returns_the_relevant_candidates_in_label_order() -> None:
-    result = OracleSelector().select(
-        request("q", gold_relevant=("style.md", "testing.md", "style.md")))
+    result = oracle(("style.md", "testing.md", "style.md")).select(request("q"))
     assert result.names == ("style.md", "testing.md")
 
 
 def test_oracle_skips_relevant_files_that_are_no_longer_candidates() -> None:
-    result = OracleSelector().select(request("q", gold_relevant=("gone.md", "deploy.md")))
+    result = oracle(("gone.md", "deploy.md")).select(request("q"))
     assert result.names == ("deploy.md",)
     assert "1 not among the candidates" in (result.raw_output or "")
 
@@ -150,14 +156,23 @@ def test_oracle_without_labels_is_an_error_not_an_empty_pick() -> None:
     assert "t9" in (result.error or "")
 
 
+def test_a_selector_request_carries_no_labels() -> None:
+    """No third-party selector can read gold: the request has no field that holds it."""
+    fields = set(SelectionRequest.__dataclass_fields__)
+    assert not {f for f in fields if "gold" in f or "label" in f or "relevant" in f}
+
+
 def test_oracle_with_nothing_relevant_abstains() -> None:
-    result = OracleSelector().select(request("q", gold_relevant=()))
+    result = oracle(()).select(request("q"))
     assert result.ok and result.names == ()
 
 
 @pytest.mark.parametrize("spec", ["bm25", "recency", "random", "none", "all", "oracle"])
 def test_every_offline_selector_answers_through_safe_select(spec: str) -> None:
-    result = safe_select(resolve_selector(spec), request("run tests", gold_relevant=()))
+    selector = resolve_selector(spec)
+    if hasattr(selector, "use_labels"):
+        selector.use_labels({"project": ()})
+    result = safe_select(selector, request("run tests"))
     assert result.ok, result.error
     assert len(result.names) <= 5
     assert set(result.names) <= {h.filename for h in MEMDIR}

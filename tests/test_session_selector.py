@@ -68,10 +68,12 @@ def test_the_request_carries_query_manifest_candidates_and_surfaced(world):
     assert "m0.md" not in second.filenames
 
 
-def test_gold_labels_reach_the_request_only_for_their_scope(world):
+def test_the_session_never_hands_labels_to_a_selector(world):
     selector = EverythingSelector()
-    world.session(selector).turn("a question", gold_relevant_by_scope={"project": ["m1.md"]})
-    assert selector.requests[0].gold_relevant == ("m1.md",)
+    world.session(selector).turn("a question")
+    request = selector.requests[0]
+    assert not any("gold" in name or "relevant" in name
+                   for name in request.__dataclass_fields__)
 
 
 # --- validation of the answer ----------------------------------------------------

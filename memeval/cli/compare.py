@@ -1,8 +1,7 @@
-"""`memeval compare RUN_A RUN_B --out DIR`: is run B better than baseline A?"""
+"""`memeval compare RUN_A RUN_B [--pair A=B] [--out DIR]`: is run B better than baseline A?"""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -16,25 +15,26 @@ Examples:
   memeval compare reports/baseline reports/latest --out reports/compare
   memeval run -s 'claude?prompt=a' --out /tmp/a && memeval run -s 'claude?prompt=b' --out /tmp/b
   memeval compare /tmp/a /tmp/b --out /tmp/a-vs-b
+  memeval compare reports/base reports/new --pair bm25=bm25   # one selector of several
 """
 
 
 def _cell(c: dict[str, Any]) -> str:
     diff, low, high = c.get("mean_diff"), c.get("ci_low"), c.get("ci_high")
-    if diff is None or math.isnan(diff):
+    if diff is None:
         return "—"
-    if low is None or high is None or math.isnan(low) or math.isnan(high):
+    if low is None or high is None:
         return f"{diff:+.3f}"
     return f"{diff:+.3f} [{low:+.2f}, {high:+.2f}]"
 
 
 def _mean(value: Any) -> str:
-    return "—" if value is None or math.isnan(value) else f"{value:.3f}"
+    return "—" if value is None else f"{value:.3f}"
 
 
 def summary_table(data: dict[str, Any]) -> str:
-    """The terminal view: one line per selector pair and metric."""
-    from memeval.report._compare import COMPARE_METRICS
+    """The terminal view of a compare record: one line per selector pair and metric."""
+    from memeval.compare import COMPARE_METRICS
 
     header = ["selector", "metric", "A", "B", "B − A [95% CI]", "verdict", "pairs"]
     lines = []
@@ -57,41 +57,36 @@ def summary_table(data: dict[str, Any]) -> str:
 @click.command("compare", epilog=EXAMPLES)
 @click.argument("run_a", type=click.Path(file_okay=False, path_type=Path))
 @click.argument("run_b", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for compare.html and compare.json (created if needed).")
-def command(run_a: Path, run_b: Path, out: Path) -> None:
+@click.option("--pair", "pairs", multiple=True, metavar="A_SELECTOR=B_SELECTOR",
+              help="Compare this selector of A with this one of B (repeatable). Default: "
+                   "same-named selectors, or the only selector of each run.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write compare.html and compare.json into this folder.")
+def command(run_a: Path, run_b: Path, pairs: tuple[str, ...], out: Path | None) -> None:
     """Compare run B against baseline run A, turn by turn.
 
-    Selectors are paired by name (or, when each run has exactly one, with each other).
-    Prints B − A per metric with paired 95 % CIs; compare.html adds per-category deltas
-    and the turns B won or lost, with drill-downs.
+    Prints B − A per metric with paired 95 % intervals (resampling whole scenarios);
+    with --out, compare.html adds per-category deltas (Holm-adjusted) and the turns B
+    won or lost, with drill-downs. The gate pairs selectors by the same rule.
     """
     for name, run in (("RUN_A", run_a), ("RUN_B", run_b)):
         if not run.is_dir():
             raise click.BadParameter(f"{run} is not a folder; pass a run folder written by "
                                      "`memeval run --out DIR`", param_hint=name)
-    from memeval.report import render_compare
-    from memeval.report._compare import COMPARE_JSON
+    from memeval.compare import compare_runs, parse_pairs
 
     try:
-        html = render_compare(run_a, run_b, out)
+        chosen = parse_pairs(pairs)
+        if out is None:
+            data, html = compare_runs(run_a, run_b, pairs=chosen), None
+        else:
+            from memeval.report import render_compare
+
+            html, data = render_compare(run_a, run_b, out, pairs=chosen)
     except MemevalError as exc:
         raise click.ClickException(str(exc)) from None
-    import json
-
-    data = json.loads((out / COMPARE_JSON).read_text(encoding="utf-8"))
-    click.echo(summary_table(_restore_nan(data)))
+    click.echo(summary_table(data))
     for warning in data.get("warnings") or []:
         click.echo(f"power: {warning}", err=True)
-    click.echo(f"compare: {html}")
-
-
-def _restore_nan(value: Any) -> Any:
-    """compare.json writes undefined numbers as null; the table wants NaN back."""
-    if value is None:
-        return math.nan
-    if isinstance(value, dict):
-        return {k: _restore_nan(v) if k not in ("warning",) else v for k, v in value.items()}
-    if isinstance(value, list):
-        return [_restore_nan(v) for v in value]
-    return value
+    if html is not None:
+        click.echo(f"compare: {html}")

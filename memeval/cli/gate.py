@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from memeval.errors import MemevalError
-from memeval.gate import DEFAULT_MARGIN, GATE_FILE, gate_run
+from memeval.gate import DEFAULT_MARGIN, DEFAULT_MAX_ERROR_RATE, GATE_FILE, gate_run
 from memeval.results import write_json
 
 EXIT_PASS = 0
@@ -34,34 +34,52 @@ def _unit_interval(_ctx: click.Context, param: click.Parameter,
               help="Fail when a selector's mean precision is below this.")
 @click.option("--min-recall", type=float, default=None, callback=_unit_interval,
               help="Fail when a selector's mean recall is below this.")
+@click.option("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE,
+              show_default=True, callback=_unit_interval,
+              help="Fail when a selector or judge errs on more than this share of its turns.")
+@click.option("--secondary", multiple=True, metavar="METRIC",
+              help="Also test non-inferiority on METRIC (precision, recall, exact_match, "
+                   "false_alarm); secondary tests are Holm-corrected. Repeatable.")
+@click.option("--pair", "pairs", multiple=True, metavar="BASELINE=CANDIDATE",
+              help="Gate this candidate selector against this baseline selector "
+                   "(as in `memeval compare --pair`).")
+@click.option("--markdown", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the checks as Markdown (e.g. $GITHUB_STEP_SUMMARY).")
 @click.option("--write/--no-write", default=True, show_default=True,
               help=f"Write the checks to RUN/{GATE_FILE} (when RUN is a folder).")
 def command(run: Path, baseline: Path | None, margin: float, min_precision: float | None,
-            min_recall: float | None, write: bool) -> None:
+            min_recall: float | None, max_error_rate: float, secondary: tuple[str, ...],
+            pairs: tuple[str, ...], markdown: Path | None, write: bool) -> None:
     """Gate a finished run: thresholds and non-inferiority to a baseline.
 
     RUN is a run folder (memeval run --out, or the pytest plugin's --memeval-report)
-    or its summary.json. Exit code 0: every check passed; 1: a threshold was missed or
-    a metric regressed; 2: usage error (bad option, unreadable file).
+    or its summary.json. Errors are always checked (--max-error-rate, default 0).
+    Exit code 0: every check passed; 1: a check failed — an error rate, a threshold, a
+    regression, missing baseline turns, too few pairs, or nothing tested at all;
+    2: usage error (bad option, unreadable file).
 
     \b
     Example:
       memeval gate reports/pr --baseline reports/main/summary.json --min-recall 0.5
     """
-    if baseline is None and min_precision is None and min_recall is None:
-        raise click.UsageError("nothing to check: pass --baseline SUMMARY, --min-precision "
-                               "or --min-recall")
     if margin < 0:
         raise click.BadParameter(f"{margin} is negative", param_hint="--margin")
     for name, path in (("RUN", run), ("--baseline", baseline)):
         if path is not None and not path.exists():
             raise click.BadParameter(f"{path} does not exist", param_hint=name)
+    from memeval.compare import parse_pairs
+
     try:
         result = gate_run(run, baseline, margin=margin, min_precision=min_precision,
-                          min_recall=min_recall)
+                          min_recall=min_recall, max_error_rate=max_error_rate,
+                          secondary=secondary,
+                          pairs=[(c, b) for b, c in parse_pairs(pairs)])
     except MemevalError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(result.table())
+    if markdown is not None:
+        with markdown.open("a", encoding="utf-8") as handle:
+            handle.write(result.markdown())
     if write and run.is_dir():
         write_json(run / GATE_FILE, result.to_dict())
     if result.passed:

@@ -62,7 +62,7 @@ def _render_turn(turn, record, labels) -> list[str]:  # type: ignore[no-untyped-
 def command(scenario: Path, turn_id: str | None, selector_spec: str, startup: bool,
             reminders: bool, compat: str) -> None:
     """Show a scenario turn by turn: manifest with gold labels, the pick, what surfaced."""
-    from memeval.evaluate import open_session, play_turn
+    from memeval.harness import open_session, play_turn
     from memeval.scenarios import load
     from memeval.selectors import resolve_selector
 

@@ -19,15 +19,17 @@ Examples:
 @click.command("report", epilog=EXAMPLES)
 @click.argument("run", type=click.Path(file_okay=False, path_type=Path))
 def command(run: Path) -> None:
-    """Write RUN/index.html from RUN/results.jsonl (plus config.json, summary.json and
-    invariants.json when present). The page is one offline file: open it in a browser."""
+    """Rebuild RUN/summary.json from RUN/results.jsonl, then RUN/index.html (plus
+    config.json and invariants.json when present). The page is one offline file:
+    open it in a browser."""
     if not run.is_dir():
         raise click.BadParameter(f"{run} is not a folder; pass a run folder written by "
                                  "`memeval run --out DIR`", param_hint="RUN")
-    from memeval.report import render_run
+    from memeval.evaluate import rebuild_run
+    from memeval.results import REPORT_FILE
 
     try:
-        path = render_run(run, flag_incomplete=True)
+        rebuild_run(run)
     except MemevalError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(f"report: {path}")
+    click.echo(f"report: {run / REPORT_FILE}")

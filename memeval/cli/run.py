@@ -73,13 +73,8 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
     config.json and index.html. Rerunning the same command with the same --out resumes
     an interrupted run.
     """
-    from memeval.evaluate import (
-        LLMOptions,
-        RunConfig,
-        default_scenarios,
-        evaluate,
-        timestamped_run_dir,
-    )
+    from memeval.evaluate import evaluate, timestamped_run_dir
+    from memeval.run_config import LLMOptions, RunConfig, default_scenarios
 
     if cache and no_cache:
         raise click.UsageError("--cache and --no-cache contradict each other; pick one")

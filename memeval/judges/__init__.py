@@ -22,9 +22,9 @@ from memeval.judges.agreement import Agreement, agreement, cohens_kappa, verdict
 from memeval.judges.base import (
     VERDICTS,
     Judge,
+    Judgement,
     JudgeRequest,
     MemoryVerdict,
-    ScoredTurn,
     Verdict,
 )
 from memeval.judges.gold import GoldJudge
@@ -37,8 +37,8 @@ __all__ = [
     "GoldJudge",
     "Judge",
     "JudgeRequest",
+    "Judgement",
     "MemoryVerdict",
-    "ScoredTurn",
     "Verdict",
     "agreement",
     "available_judges",

@@ -20,7 +20,7 @@ import pandas as pd
 from scipy import stats
 
 from memeval.errors import MemevalError
-from memeval.judges.base import ScoredTurn
+from memeval.judges.base import Judgement
 from memeval.metrics import bootstrap_seed
 
 CATEGORIES: tuple[str, ...] = ("relevant", "acceptable", "irrelevant")  # unscored is left out
@@ -110,12 +110,12 @@ def _kappa_codes(a: np.ndarray, b: np.ndarray, k: int) -> float:
     return (observed - expected) / (1.0 - expected)
 
 
-def verdict_pairs(turns_a: Sequence[ScoredTurn], turns_b: Sequence[ScoredTurn], *,
+def verdict_pairs(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
                   level: Level = "selected") -> pd.DataFrame:
     """Line up two judges' verdicts: one row per (turn, memory) either judge graded.
 
     Args:
-        turns_a: judge A's ScoredTurns.
+        turns_a: judge A's Judgements.
         turns_b: judge B's, for the same turns in the same order (turn ids repeat
             across scenarios, so position, not id, says which turn is which).
         level: `selected` or `candidates` (needs judges that grade recall).
@@ -126,7 +126,7 @@ def verdict_pairs(turns_a: Sequence[ScoredTurn], turns_b: Sequence[ScoredTurn], 
     """
     if len(turns_a) != len(turns_b):
         raise MemevalError(f"agreement: judge A scored {len(turns_a)} turns and judge B "
-                           f"{len(turns_b)}; pass the ScoredTurns of the same turns")
+                           f"{len(turns_b)}; pass the Judgements of the same turns")
     rows = []
     for position, (ta, tb) in enumerate(zip(turns_a, turns_b, strict=True)):
         if ta.turn_id != tb.turn_id:
@@ -142,18 +142,18 @@ def verdict_pairs(turns_a: Sequence[ScoredTurn], turns_b: Sequence[ScoredTurn], 
     return pd.DataFrame(rows, columns=["turn", "turn_id", "key", "verdict_a", "verdict_b"])
 
 
-def _judge_name(turns: Sequence[ScoredTurn]) -> str:
+def _judge_name(turns: Sequence[Judgement]) -> str:
     names = sorted({t.judge for t in turns})
     return names[0] if len(names) == 1 else ",".join(names)
 
 
-def agreement(turns_a: Sequence[ScoredTurn], turns_b: Sequence[ScoredTurn], *,
+def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
               level: Level = "selected", confidence: float = CONFIDENCE,
               n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Agreement:
     """Cohen's κ, raw agreement and the confusion table of two judges, with CIs.
 
     Args:
-        turns_a: judge A's ScoredTurns (e.g. `claude`).
+        turns_a: judge A's Judgements (e.g. `claude`).
         turns_b: judge B's for the same turns, in the same order (e.g. `gold`).
         level: `selected` grades what surfaced; `candidates` every candidate.
         confidence: coverage of both intervals.

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from memeval.labels import GoldLabels
 from memeval.usage import ZERO_USAGE, Usage
@@ -45,9 +46,21 @@ class MemoryVerdict:
     verdict: Verdict
     reason: str = ""
 
+    def to_dict(self) -> dict[str, str]:
+        out = {"key": self.key, "verdict": self.verdict}
+        return out | {"reason": self.reason} if self.reason else out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryVerdict:
+        return cls(str(data["key"]), data["verdict"], str(data.get("reason") or ""))
+
+
+def _verdicts(items: Iterable[Mapping[str, Any]] | None) -> tuple[MemoryVerdict, ...] | None:
+    return None if items is None else tuple(MemoryVerdict.from_dict(v) for v in items)
+
 
 @dataclass(frozen=True)
-class ScoredTurn:
+class Judgement:
     """A judge's grading of one turn.
 
     Args:
@@ -55,6 +68,9 @@ class ScoredTurn:
         judge: the judge's spec string.
         verdicts: one per selected memory, in selection order.
         candidate_verdicts: one per candidate when the judge grades recall, else None.
+        relevant: every memory the judge holds relevant for the turn, when it knows
+            them all (the gold judge always does); recall is defined only then.
+        acceptable: memories the judge holds harmless to surface.
         usage: what judging cost.
         error: why the turn could not be judged; verdicts are then `unscored`.
     """
@@ -63,8 +79,36 @@ class ScoredTurn:
     judge: str
     verdicts: tuple[MemoryVerdict, ...]
     candidate_verdicts: tuple[MemoryVerdict, ...] | None = None
+    relevant: tuple[str, ...] | None = None
+    acceptable: tuple[str, ...] = ()
     usage: Usage = ZERO_USAGE
     error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; the turn id is left out (the row carries it)."""
+        return {
+            "judge": self.judge,
+            "verdicts": [v.to_dict() for v in self.verdicts],
+            "candidate_verdicts": None if self.candidate_verdicts is None
+            else [v.to_dict() for v in self.candidate_verdicts],
+            "relevant": None if self.relevant is None else list(self.relevant),
+            "acceptable": list(self.acceptable),
+            "usage": self.usage.to_dict(),
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], turn_id: str) -> Judgement:
+        relevant = data.get("relevant")
+        return cls(
+            turn_id=turn_id, judge=str(data["judge"]),
+            verdicts=_verdicts(data.get("verdicts")) or (),
+            candidate_verdicts=_verdicts(data.get("candidate_verdicts")),
+            relevant=None if relevant is None else tuple(relevant),
+            acceptable=tuple(data.get("acceptable") or ()),
+            usage=Usage(**(data.get("usage") or {})),
+            error=data.get("error"),
+        )
 
 
 @runtime_checkable
@@ -73,4 +117,4 @@ class Judge(Protocol):
 
     name: str
 
-    def score(self, request: JudgeRequest) -> ScoredTurn: ...
+    def score(self, request: JudgeRequest) -> Judgement: ...

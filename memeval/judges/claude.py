@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from memeval.judges.base import JudgeRequest, MemoryVerdict, ScoredTurn
+from memeval.judges.base import Judgement, JudgeRequest, MemoryVerdict
 from memeval.llm import LLMClient, LLMRequest, LLMResponse
 from memeval.llm.prompted import PromptedModel
 from memeval.llm.templates import load_prompt
@@ -163,14 +163,14 @@ class ClaudeJudge(PromptedModel):
     def _needs_call(self, request: JudgeRequest) -> bool:
         return bool(request.selected) or (self.grade_candidates and bool(request.candidates))
 
-    def _combine(self, request: JudgeRequest, responses: Sequence[LLMResponse]) -> ScoredTurn:
+    def _combine(self, request: JudgeRequest, responses: Sequence[LLMResponse]) -> Judgement:
         usage = sum((r.usage for r in responses), ZERO_USAGE)
         errors = [r.error for r in responses if not r.ok]
         error = f"claude judge: {errors[0]}" if errors else None
         verdicts = self._merge(request.selected, responses, "verdicts")
         candidates = (self._merge(request.candidates, responses, "candidates")
                       if self.grade_candidates else None)
-        return ScoredTurn(turn_id=request.turn_id, judge=self.name, verdicts=verdicts,
+        return Judgement(turn_id=request.turn_id, judge=self.name, verdicts=verdicts,
                           candidate_verdicts=candidates, usage=usage, error=error)
 
     @staticmethod
@@ -195,21 +195,21 @@ class ClaudeJudge(PromptedModel):
         return tuple(out)
 
     # -- the Judge protocol ---------------------------------------------------------------
-    def score(self, request: JudgeRequest) -> ScoredTurn:
+    def score(self, request: JudgeRequest) -> Judgement:
         if not self._needs_call(request):
             return self._combine(request, [])
         responses = [self.client.complete(r, validate=self._validate)
                      for r in self.build_requests(request)]
         return self._combine(request, responses)
 
-    async def ascore(self, request: JudgeRequest) -> ScoredTurn:
+    async def ascore(self, request: JudgeRequest) -> Judgement:
         if not self._needs_call(request):
             return self._combine(request, [])
         responses = [await self.client.acomplete(r, validate=self._validate)
                      for r in self.build_requests(request)]
         return self._combine(request, responses)
 
-    def score_many(self, requests: Sequence[JudgeRequest]) -> list[ScoredTurn]:
+    def score_many(self, requests: Sequence[JudgeRequest]) -> list[Judgement]:
         """Judge many turns at once (through Message Batches when the client uses them)."""
         todo = [r for r in requests if self._needs_call(r)]
         built = {id(r): self.build_requests(r) for r in todo}
@@ -239,6 +239,6 @@ def _agree(key: str, calls: Sequence[MemoryVerdict]) -> MemoryVerdict:
                          + ", ".join(c.verdict for c in calls) + ")")
 
 
-def judge_usage(turns: Sequence[ScoredTurn]) -> Usage:
+def judge_usage(turns: Sequence[Judgement]) -> Usage:
     """Total usage of judged turns, for summaries."""
     return sum((t.usage for t in turns), ZERO_USAGE)

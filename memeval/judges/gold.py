@@ -2,19 +2,13 @@
 
 It is the reference the Claude judge is checked against, and the judge every
 offline run uses. A turn without labels cannot be graded: its verdicts are
-`unscored` and the ScoredTurn says why, rather than guessing "irrelevant".
+`unscored` and the Judgement says why, rather than guessing "irrelevant".
 """
 
 from __future__ import annotations
 
 from memeval.judges._registry import JUDGES, judge
-from memeval.judges.base import JudgeRequest, MemoryVerdict, ScoredTurn, Verdict
-
-_REASONS: dict[str, str] = {
-    "relevant": "labelled relevant",
-    "acceptable": "labelled acceptable (harmless)",
-    "irrelevant": "not in the turn's relevant or acceptable labels",
-}
+from memeval.judges.base import Judgement, JudgeRequest, MemoryVerdict, Verdict
 
 
 @judge("gold")
@@ -36,13 +30,13 @@ class GoldJudge:
         out = []
         for key in keys:
             verdict: Verdict = labels.verdict_for(key)  # type: ignore[assignment]
-            out.append(MemoryVerdict(key=key, verdict=verdict, reason=_REASONS[verdict]))
+            out.append(MemoryVerdict(key=key, verdict=verdict))  # the label is the reason
         return tuple(out)
 
-    def score(self, request: JudgeRequest) -> ScoredTurn:
+    def score(self, request: JudgeRequest) -> Judgement:
         if request.labels is None:
             reason = "no gold labels for this turn"
-            return ScoredTurn(
+            return Judgement(
                 turn_id=request.turn_id, judge=self.name,
                 verdicts=tuple(MemoryVerdict(k, "unscored", reason) for k in request.selected),
                 candidate_verdicts=tuple(MemoryVerdict(k, "unscored", reason)
@@ -50,9 +44,11 @@ class GoldJudge:
                 error=f"turn {request.turn_id!r} has no gold labels; add 'relevant:' (and "
                       "optionally 'acceptable:') to it in the scenario, or use a model judge",
             )
-        return ScoredTurn(
+        return Judgement(
             turn_id=request.turn_id, judge=self.name,
             verdicts=self._verdicts(request, request.selected),
             candidate_verdicts=self._verdicts(request, request.candidates)
             if self.candidates else None,
+            relevant=tuple(sorted(request.labels.relevant)),
+            acceptable=tuple(sorted(request.labels.acceptable - request.labels.relevant)),
         )

@@ -2,11 +2,12 @@
 
 Both pages are single self-contained files (CSS, script and SVG charts inline) whose
 Content-Security-Policy forbids every network request, so a report opens offline and
-a hostile memory cannot call home. `results.jsonl` is the truth; the pages are
-functions of it (plus `config.json`, `summary.json` and an optional `invariants.json`).
+a hostile memory cannot call home. The pages show `summary.json`'s scores and
+`results.jsonl`'s evidence (plus `config.json` and an optional `invariants.json`);
+they never score anything themselves.
 """
 
-from memeval.report._compare import compare_runs, render_compare
+from memeval.report._compare import render_compare
 from memeval.report._run import render_run
 
-__all__ = ["compare_runs", "render_compare", "render_run"]
+__all__ = ["render_compare", "render_run"]

@@ -1,8 +1,10 @@
-"""Read a run folder for the report: rows are the truth, the rest is context.
+"""Read a run folder for the report: rows and their summary, the rest is context.
 
 A report must still render when the folder is odd (no `summary.json` yet, a broken
 `config.json`, a stray `invariants.json`): each problem becomes a line in `problems`
-shown at the top of the page, never an exception that loses the whole report.
+shown at the top of the page, never an exception that loses the whole report. The
+report shows the summary's scores and never computes its own: a missing or stale
+summary is a problem to fix with `memeval report`, which rewrites it first.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memeval.errors import MemevalError
+from memeval.record import TurnResult
 from memeval.results import CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, read_results
 
 INVARIANTS_FILE = "invariants.json"
@@ -32,15 +35,15 @@ class RunData:
 
     Args:
         run_dir: the folder.
-        rows: `results.jsonl` rows (complete lines only).
+        results: `results.jsonl` rows (complete lines only).
         config: `config.json`, or `{}` when missing or unreadable.
-        summary: `summary.json`, recomputed from the rows when missing or stale.
+        summary: `summary.json`, or `{}` when missing, unreadable or stale.
         invariants: failures listed in `invariants.json`, if the file exists.
         problems: what was wrong with the folder, one sentence each.
     """
 
     run_dir: Path
-    rows: list[dict[str, Any]]
+    results: list[TurnResult]
     config: dict[str, Any]
     summary: dict[str, Any]
     invariants: tuple[InvariantFailure, ...] = ()
@@ -84,17 +87,17 @@ def load_run(run_dir: Path) -> RunData:
     if not results.exists():
         raise MemevalError(f"{run_dir}: no {RESULTS_FILE}; pass a folder written by "
                            "`memeval run --out DIR`")
-    rows = read_results(results)
+    rows = read_results(run_dir)
     problems: list[str] = []
     config = _read_json(run_dir / CONFIG_FILE, problems)
     if not isinstance(config, dict):
         config = {}
     summary = _read_json(run_dir / SUMMARY_FILE, problems)
     if not isinstance(summary, dict) or summary.get("rows") != len(rows):
-        from memeval.summary import summarize
-
-        # The rows are the truth: a summary of other rows would contradict the table.
-        summary = summarize(rows, run_dir=run_dir)
-    return RunData(run_dir=run_dir, rows=rows, config=config, summary=summary,
+        # A summary of other rows would contradict the table: show none rather than that.
+        problems.append(f"{SUMMARY_FILE} is missing or does not match {RESULTS_FILE} "
+                        f"({len(rows)} rows); run `memeval report {run_dir}` to rebuild it")
+        summary = {}
+    return RunData(run_dir=run_dir, results=rows, config=config, summary=summary,
                    invariants=_invariants(run_dir / INVARIANTS_FILE, problems),
                    problems=tuple(problems))

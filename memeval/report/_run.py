@@ -7,20 +7,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from memeval.record import TurnResult
 from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
-from memeval.report._turns import OUTCOME_TAGS, StringTable, build_turn_views, primary_judge
+from memeval.report._turns import OUTCOME_TAGS, StringTable, build_turn_views, score_index
 from memeval.results import INCOMPLETE_MARKER, REPORT_FILE, atomic_write_text
 
-SUMMARY_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match",
+SUMMARY_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm",
                                     "false_positives", "surfaced_bytes")
 
 
-def turn_payload(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def turn_payload(results: Sequence[TurnResult], summary: Mapping[str, Any]) -> dict[str, Any]:
     """What the page's script reads: turn views and the string table they point into."""
     strings, entries = StringTable(), StringTable()
-    views = build_turn_views(rows, strings, entries)
+    views = build_turn_views(results, score_index(summary.get("per_turn") or []),
+                             summary.get("primary_judge"), strings, entries)
     return {
         "strings": strings.items,
         "entries": entries.items,
@@ -32,9 +34,9 @@ def turn_payload(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _selector_order(summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def _selector_order(summary: Mapping[str, Any], results: Sequence[TurnResult]) -> list[str]:
     names = list(summary.get("selectors") or [])
-    return names or sorted({str(r["selector"]) for r in rows})
+    return names or sorted({r.selector for r in results})
 
 
 def _summary_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -94,7 +96,7 @@ def _charts_for(summary: Mapping[str, Any], selectors: list[str], main: str,
 SUMMARY_DEFAULTS: dict[str, Any] = {
     "rows": 0, "turns": 0, "scenarios": [], "selectors": [], "judges": [], "overall": [],
     "by_category": [], "by_scenario": [], "usage": {}, "counts": {}, "agreement": [],
-    "created": None, "repeats": None,
+    "created": None, "repeats": None, "alerts": [], "primary_judge": None, "per_turn": [],
 }
 
 
@@ -113,17 +115,17 @@ def _phase1_rows(summary: Mapping[str, Any], selectors: list[str], main: str,
             "total": phase1.get("relevant_project_memories"), "rows": rows}
 
 
-def _repeat_rows(summary: Mapping[str, Any]) -> dict[str, Any] | None:
-    """pass^k and flip rate per selector, when the run had repeats."""
+def _repeat_rows(summary: Mapping[str, Any], main: str) -> dict[str, Any] | None:
+    """pass^k and flip rate per selector under the main judge, when the run had repeats."""
     repeats = summary.get("repeats")
     if not isinstance(repeats, dict):
         return None
     flips: dict[str, list[float]] = {}
     for row in repeats.get("per_turn") or []:
-        if row.get("flip_rate") is not None:
+        if row.get("flip_rate") is not None and row.get("judge") == main:
             flips.setdefault(str(row["selector"]), []).append(float(row["flip_rate"]))
-    table = repeats.get("pass_hat_k") or []
-    ks = sorted({k for r in table for k in r if k.startswith("pass^")},
+    table = [r for r in repeats.get("pass_hat_k") or [] if r.get("judge") == main]
+    ks = sorted({k for r in table for k in r if k.startswith("pass^") and not k.endswith("_n")},
                 key=lambda k: int(k.split("^")[1]))
     return {"ks": ks, "rows": [{**r, "flip_rate": (sum(flips[str(r["selector"])]) /
                                                    len(flips[str(r["selector"])]))
@@ -143,12 +145,12 @@ def _scenario_rows(summary: Mapping[str, Any], selectors: list[str], main: str,
 
 def run_context(data: RunData, *, flag_incomplete: bool = False) -> dict[str, Any]:
     """Everything `run.html.j2` needs, computed from the run folder's data."""
-    payload = turn_payload(data.rows)
     # A summary from another memeval version may lack fields: show what exists.
     summary = {**SUMMARY_DEFAULTS, **data.summary}
     data = replace(data, summary=summary)
-    selectors = _selector_order(data.summary, data.rows)
-    main = primary_judge(data.summary.get("judges") or [r.get("judge") for r in data.rows])
+    payload = turn_payload(data.results, summary)
+    selectors = _selector_order(data.summary, data.results)
+    main = str(summary.get("primary_judge") or "")
     config = data.config
     return {
         "title": f"memeval · {data.run_dir.name}",
@@ -169,7 +171,8 @@ def run_context(data: RunData, *, flag_incomplete: bool = False) -> dict[str, An
         "invariants": list(data.invariants),
         "charts": _charts_for(data.summary, selectors, main, payload["turns"]),
         "phase1": _phase1_rows(data.summary, selectors, main),
-        "repeats": _repeat_rows(data.summary),
+        "repeats": _repeat_rows(data.summary, main),
+        "alerts": list(summary.get("alerts") or []),
         "by_scenario": _scenario_rows(data.summary, selectors, main),
         "llm": data.summary.get("llm") if isinstance(data.summary.get("llm"), dict) else None,
         "payload": payload,

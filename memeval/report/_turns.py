@@ -13,15 +13,22 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from memeval.judges.base import Judgement
 from memeval.labels import memory_key
+from memeval.record import TurnResult
 from memeval.session import render_system_reminder
-from memeval.summary import GOLD_JUDGE, scored_frame
 
 # Filter tags of a turn, in the order the outcome menu lists them.
 OUTCOME_TAGS: tuple[str, ...] = (
-    "hit", "partial", "miss", "false-positive", "abstain-correct", "error", "discarded",
-    "skipped",
+    "hit", "partial", "miss", "false-positive", "abstain-correct", "unscored", "error",
+    "discarded", "skipped",
 )
+# What a label judge's verdict means, shown instead of storing it on every verdict.
+LABEL_REASONS: dict[str, str] = {
+    "relevant": "labelled relevant",
+    "acceptable": "labelled acceptable (harmless)",
+    "irrelevant": "not in the turn's relevant or acceptable labels",
+}
 
 
 class StringTable:
@@ -47,40 +54,39 @@ def _num(value: Any) -> float | None:
     return None if math.isnan(number) else round(number, 4)
 
 
-def outcome_tags(score: Mapping[str, Any], row: Mapping[str, Any]) -> list[str]:
-    """The outcome filters a scored row answers to (a turn can be a miss and noisy)."""
+def outcome_tags(score: Mapping[str, Any], result: TurnResult) -> list[str]:
+    """The outcome filters a scored turn answers to (a turn can be a miss and noisy)."""
     tags = []
-    outcome = score["outcome"]
+    outcome = score.get("outcome")
     if outcome == "exact":
         tags.append("hit")
     elif outcome == "partial":
         tags.append("partial")
-    if outcome == "miss" or (outcome == "partial" and (score["recall"] or 0) < 1):
+    if outcome == "miss" or (outcome == "partial" and (score.get("recall") or 0) < 1):
         tags.append("miss")
-    if score["false_positives"]:
+    if score.get("false_positives"):
         tags.append("false-positive")
     if outcome == "abstained":
         tags.append("abstain-correct")
-    if score["errored"]:
+    if outcome == "unscored":
+        tags.append("unscored")
+    if score.get("selector_error") or score.get("judge_error"):
         tags.append("error")
-    if row.get("discarded"):
+    if result.discarded:
         tags.append("discarded")
-    if row.get("skipped") and row.get("skipped") != "no-tool-use-discarded":
+    if result.skipped and result.skipped != "no-tool-use-discarded":
         tags.append("skipped")
     return tags
 
 
-def primary_judge(judges: Iterable[str]) -> str:
-    """The judge whose scores fill the table: gold when it ran, else the first."""
-    names = sorted(set(judges))
-    if not names:
-        return GOLD_JUDGE
-    return GOLD_JUDGE if GOLD_JUDGE in names else names[0]
+ScoreIndex = Mapping[tuple[str, str, str, int, str], Mapping[str, Any]]
 
 
-def turn_key(row: Mapping[str, Any]) -> tuple[str, str, str, int]:
-    return (str(row["scenario"]), str(row["turn_id"]), str(row["selector"]),
-            int(row.get("repeat", 0)))
+def score_index(per_turn: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str, str, int, str],
+                                                                 Mapping[str, Any]]:
+    """summary.json's scored turns by (scenario, turn, selector, repeat, judge)."""
+    return {(str(r["scenario"]), str(r["turn_id"]), str(r["selector"]), int(r.get("repeat") or 0),
+             str(r["judge"])): r for r in per_turn}
 
 
 def _dir_view(d: Mapping[str, Any], strings: StringTable,
@@ -114,34 +120,35 @@ def _dir_view(d: Mapping[str, Any], strings: StringTable,
 def _shown(record: Mapping[str, Any], strings: StringTable) -> list[dict[str, Any]]:
     """What reached the model (or would have, for a discarded turn), exactly as sent."""
     out = []
-    reminders = list(record.get("system_reminders") or [])
-    for position, memory in enumerate(record.get("surfaced") or []):
-        text = (reminders[position] if position < len(reminders) else
-                render_system_reminder(memory.get("header", ""), memory.get("content", "")))
-        out.append({"key": memory.get("key"), "rem": strings.ref(text),
-                    "trunc": bool(memory.get("truncated")), "disc": False})
-    for memory in record.get("discarded") or []:
-        text = render_system_reminder(memory.get("header", ""), memory.get("content", ""))
-        out.append({"key": memory.get("key"), "rem": strings.ref(text),
-                    "trunc": bool(memory.get("truncated")), "disc": True})
+    for discarded, name in ((False, "surfaced"), (True, "discarded")):
+        for memory in record.get(name) or []:
+            text = render_system_reminder(memory.get("header", ""), memory.get("content", ""))
+            out.append({"key": memory.get("key"), "rem": strings.ref(text),
+                        "trunc": bool(memory.get("truncated")), "disc": discarded})
     return out
 
 
-def _judge_view(row: Mapping[str, Any], score: Mapping[str, Any],
+def _judge_view(judgement: Judgement, score: Mapping[str, Any], result: TurnResult,
                 strings: StringTable) -> dict[str, Any]:
-    graded = row.get("candidate_verdicts")
-    # The gold judge's candidate verdicts repeat the labels; only a model judge's say more.
-    keep_graded = graded is not None and row.get("judge") != GOLD_JUDGE
+    labels = judgement.relevant is not None  # a label judge's verdicts restate the labels
+
+    def verdicts(items: Iterable[Any]) -> list[list[Any]]:
+        return [[v.key, v.verdict, strings.ref(v.reason or (LABEL_REASONS.get(v.verdict, "")
+                                                            if labels else ""))]
+                for v in items]
+
+    graded = judgement.candidate_verdicts
     return {
-        "name": str(row.get("judge")),
-        "p": _num(score["precision"]), "r": _num(score["recall"]), "f1": _num(score["f1"]),
-        "fp": int(score["false_positives"]), "out": str(score["outcome"]),
-        "tags": outcome_tags(score, row),
-        "v": [[str(v.get("key")), str(v.get("verdict")), strings.ref(v.get("reason"))]
-              for v in row.get("verdicts") or []],
-        "cv": [[str(v.get("key")), str(v.get("verdict")), strings.ref(v.get("reason"))]
-               for v in graded] if keep_graded else None,
-        "usage": _usage(row.get("judge_usage")),
+        "name": judgement.judge,
+        "p": _num(score.get("precision")), "r": _num(score.get("recall")),
+        "f1": _num(score.get("f1")), "fp": _num(score.get("false_positives")),
+        "out": str(score.get("outcome") or "unscored"),
+        "why": score.get("unscored_reason"),
+        "err": judgement.error,
+        "tags": outcome_tags(score, result),
+        "v": verdicts(judgement.verdicts),
+        "cv": verdicts(graded) if graded is not None and not labels else None,
+        "usage": _usage(judgement.usage.to_dict()),
     }
 
 
@@ -153,59 +160,52 @@ def _usage(usage: Any) -> dict[str, Any]:
             "lat": round(float(u.get("latency_s", 0) or 0), 3)}
 
 
-def build_turn_views(rows: Sequence[Mapping[str, Any]], strings: StringTable,
-                     entries: StringTable) -> list[dict[str, Any]]:
-    """One compact view per session turn, judges merged, primary judge first.
+def build_turn_views(results: Sequence[TurnResult], scores: ScoreIndex, main: str | None,
+                     strings: StringTable, entries: StringTable) -> list[dict[str, Any]]:
+    """One compact view per session turn, every judge's scores, the main judge first.
 
     Args:
-        rows: `results.jsonl` rows.
+        results: the run's rows.
+        scores: summary.json's scored turns (`score_index`); the report never re-scores.
+        main: the judge whose scores head the table.
         strings: the string table the views reference.
         entries: manifest entries, each `"<line ref> <memory key>"`, referenced by dirs.
     """
-    frame = scored_frame(rows)
-    scores = frame.to_dict(orient="records") if not frame.empty else []
-    main = primary_judge(r.get("judge", GOLD_JUDGE) for r in rows)
-    grouped: dict[tuple[str, str, str, int], list[tuple[Mapping[str, Any], Mapping[str, Any]]]]
-    grouped = {}
-    for row, score in zip(rows, scores, strict=True):
-        grouped.setdefault(turn_key(row), []).append((row, score))
     views = []
-    for key, pairs in grouped.items():
-        pairs.sort(key=lambda p: (p[0].get("judge") != main, str(p[0].get("judge"))))
-        row, score = pairs[0]
-        record = row.get("record") or {}
-        judges = [_judge_view(r, s, strings) for r, s in pairs]
-        head = judges[0]
+    for result in sorted(results, key=lambda r: (r.scenario, r.turn_index, r.turn_id,
+                                                 r.selector, r.repeat)):
+        record = result.record
+        order = sorted(result.judgements, key=lambda j: (j != main, j))
+        judges = [_judge_view(result.judgements[j], scores.get((*result.key, j), {}), result,
+                              strings) for j in order]
+        head = judges[0] if judges else {"p": None, "r": None, "f1": None, "fp": None,
+                                         "out": "unscored", "tags": ["unscored"]}
         views.append({
             "id": len(views),
-            "sc": key[0], "t": key[1], "ti": int(row.get("turn_index", 0) or 0),
-            "sel": key[2], "rep": key[3],
-            "cat": str(row.get("category") or "uncategorized"),
-            "q": strings.ref(row.get("query")),
-            "why": strings.ref(row.get("why")) if row.get("why") else None,
+            "sc": result.scenario, "t": result.turn_id, "ti": result.turn_index,
+            "sel": result.selector, "rep": result.repeat, "cat": result.category,
+            "q": strings.ref(result.query),
+            "why": strings.ref(result.why) if result.why else None,
             "tools": [str(t) for t in record.get("recent_tools") or []],
             "events": [[str(e.get("tool")), bool(e.get("ok")), e.get("path")]
                        for e in record.get("tool_events") or []],
             "mentions": [str(m.get("agent_type") or m.get("raw")) for m in
                          record.get("mentions") or []],
-            "rel": list(row.get("relevant") or []),
-            "acc": list(row.get("acceptable") or []),
+            "rel": list(result.relevant), "acc": list(result.acceptable),
             "dirs": [_dir_view(d, strings, entries) for d in record.get("dirs") or []],
             "picked": [str(p.get("key")) for p in record.get("picked") or []],
             "dropped": [[str(d.get("name")), str(d.get("reason"))]
                         for d in record.get("dropped") or []],
-            "sel_keys": [str(k) for k in row.get("selected") or []],
+            "sel_keys": list(result.selected),
             "shown": _shown(record, strings),
-            "skip": row.get("skipped"),
-            "errs": [str(e) for e in row.get("errors") or []],
-            "bytes": int(row.get("surfaced_bytes", 0) or 0),
-            "usage": _usage(row.get("selector_usage")),
-            "reach": {str(k): bool(v) for k, v in (row.get("startup_reachable") or {}).items()},
+            "skip": result.skipped,
+            "errs": [*result.errors, *(f"judge {j}: {result.judgements[j].error}"
+                                       for j in order if result.judgements[j].error)],
+            "bytes": result.surfaced_bytes,
+            "usage": _usage(result.selector_usage.to_dict()),
+            "reach": {str(k): bool(v) for k, v in result.startup_reachable.items()},
             "p": head["p"], "r": head["r"], "f1": head["f1"], "fp": head["fp"],
             "out": head["out"], "tags": head["tags"],
             "j": judges,
         })
-    views.sort(key=lambda v: (v["sc"], v["ti"], v["t"], v["sel"], v["rep"]))
-    for index, view in enumerate(views):
-        view["id"] = index
     return views

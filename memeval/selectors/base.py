@@ -35,8 +35,6 @@ class SelectionRequest:
         turn_id: the scenario turn this request serves, for caching and reports.
         repeat: which repeat of the turn this is (0 for the first), so caches keep
             repeats apart.
-        gold_relevant: filenames (relative to `memory_dir`) labelled relevant; only the
-            `oracle` selector may look at them.
     """
 
     query: str
@@ -48,7 +46,6 @@ class SelectionRequest:
     already_surfaced: frozenset[str] = frozenset()
     turn_id: str = ""
     repeat: int = 0
-    gold_relevant: tuple[str, ...] | None = None
 
     @property
     def filenames(self) -> tuple[str, ...]:

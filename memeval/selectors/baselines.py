@@ -9,6 +9,7 @@ selector does not beat them, its cost buys nothing.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -108,9 +109,15 @@ class OracleSelector(SyncSelector):
 
     def __init__(self) -> None:
         self.name = SELECTORS.canonical("oracle")
+        self._labels: Mapping[str, Sequence[str]] | None = None
+
+    def use_labels(self, relevant_by_scope: Mapping[str, Sequence[str]] | None) -> None:
+        """The harness hands over the next turn's relevant filenames per memdir scope."""
+        self._labels = relevant_by_scope
 
     def select(self, request: SelectionRequest) -> SelectionResult:
-        if request.gold_relevant is None:
+        gold = None if self._labels is None else self._labels.get(request.scope)
+        if gold is None:
             return SelectionResult.failure(
                 f"oracle: turn {request.turn_id or '?'} carries no gold labels; give the "
                 "scenario turn a 'relevant:' list or use another selector"
@@ -118,8 +125,8 @@ class OracleSelector(SyncSelector):
         # Only candidates can be picked: an already-surfaced relevant memory is no
         # longer in the manifest, and naming it would only be filtered out later.
         available = set(request.filenames)
-        names = tuple(dict.fromkeys(n for n in request.gold_relevant if n in available))
-        missing = len(request.gold_relevant) - len(names)
+        names = tuple(dict.fromkeys(n for n in gold if n in available))
+        missing = len(gold) - len(names)
         trace = f"oracle: {len(names)} relevant"
         if missing:
             trace += f", {missing} not among the candidates"

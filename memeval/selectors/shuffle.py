@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import replace
+from typing import Any
 
 from memeval.memdir import format_memory_manifest
 from memeval.selectors.base import SelectionRequest, SelectionResult, Selector
@@ -39,6 +40,12 @@ class ShuffledManifestSelector:
 
     async def aselect(self, request: SelectionRequest) -> SelectionResult:
         return await self.inner.aselect(shuffled_request(request, self.seed))
+
+    def use_labels(self, relevant_by_scope: Any) -> None:
+        """Gold labels reach an inner oracle through the wrapper (and nothing else)."""
+        use_labels = getattr(self.inner, "use_labels", None)
+        if callable(use_labels):
+            use_labels(relevant_by_scope)
 
     def reset(self) -> None:
         """Compaction reaches a stateful inner selector through the wrapper."""

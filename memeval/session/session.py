@@ -243,7 +243,6 @@ class Session:
         used_tools: bool = True,
         turn_id: str = "",
         repeat: int = 0,
-        gold_relevant_by_scope: Mapping[str, Sequence[str]] | None = None,
     ) -> TurnRecord:
         """Run one human turn (SPEC §2.1–2.8) and record it.
 
@@ -255,10 +254,8 @@ class Session:
                 recall is discarded, as in the system.
             turn_id: the scenario's id for the turn.
             repeat: which repeat of the turn this is (caches keep repeats apart).
-            gold_relevant_by_scope: labelled-relevant filenames per scope, passed on
-                only so an oracle selector can use them.
         """
-        plan = self._plan(query, tool_events, used_tools, turn_id, repeat, gold_relevant_by_scope)
+        plan = self._plan(query, tool_events, used_tools, turn_id, repeat)
         if plan.skipped is not None:
             return self._finish_skipped(plan)
         results = [None if r is None else safe_select(self.selector, r) for r in plan.requests]
@@ -272,11 +269,10 @@ class Session:
         used_tools: bool = True,
         turn_id: str = "",
         repeat: int = 0,
-        gold_relevant_by_scope: Mapping[str, Sequence[str]] | None = None,
     ) -> TurnRecord:
         """`turn` with the memdirs' selector calls run concurrently. Turns of one
         session must still be awaited one after the other."""
-        plan = self._plan(query, tool_events, used_tools, turn_id, repeat, gold_relevant_by_scope)
+        plan = self._plan(query, tool_events, used_tools, turn_id, repeat)
         if plan.skipped is not None:
             return self._finish_skipped(plan)
 
@@ -329,7 +325,6 @@ class Session:
         used_tools: bool,
         turn_id: str,
         repeat: int,
-        gold: Mapping[str, Sequence[str]] | None,
     ) -> _Plan:
         events = coerce_tool_events(tool_events)
         # The window's reads happened before this human message: they count already.
@@ -357,7 +352,6 @@ class Session:
             if not candidates:
                 plan.requests.append(None)  # nothing left: no selector call for this dir
                 continue
-            gold_names = None if gold is None else gold.get(scope)
             plan.requests.append(SelectionRequest(
                 query=query,
                 manifest=manifest,
@@ -368,7 +362,6 @@ class Session:
                 already_surfaced=already,
                 turn_id=turn_id,
                 repeat=repeat,
-                gold_relevant=None if gold_names is None else tuple(gold_names),
             ))
         if all(r is None for r in plan.requests):
             plan.skipped = "nothing-to-select"

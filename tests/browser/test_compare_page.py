@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from memeval.compare import COMPARE_METRICS
+from memeval.evaluate import finish_run
 from memeval.report import render_compare
-from memeval.results import read_results
+from memeval.results import ResultsWriter, read_results
 
 
 def _split(run: Path, selector: str, target: Path) -> Path:
     """A run folder holding only one selector's rows of `run`."""
-    target.mkdir(parents=True)
-    with (target / "results.jsonl").open("w", encoding="utf-8") as handle:
-        for row in read_results(run / "results.jsonl"):
-            if row["selector"] == selector:
-                handle.write(json.dumps(row) + "\n")
+    with ResultsWriter(target) as writer:
+        writer.append_unit([r for r in read_results(run) if r.selector == selector])
+    finish_run(target)
     return target
 
 
@@ -26,7 +26,7 @@ def compare_page(real_run: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     base = tmp_path_factory.mktemp("compare")
     a = _split(real_run, "recency", base / "recency")
     b = _split(real_run, "bm25", base / "bm25")
-    return render_compare(a, b, base / "out")
+    return render_compare(a, b, base / "out")[0]
 
 
 def test_compare_opens_offline_without_errors(watched, compare_page: Path,
@@ -35,7 +35,7 @@ def test_compare_opens_offline_without_errors(watched, compare_page: Path,
     page = watched.page
     data = json.loads((compare_page.parent / "compare.json").read_text())
     (pair,) = data["pairs"]
-    assert page.locator("table.overall tbody tr").count() == 4
+    assert page.locator("table.overall tbody tr").count() == len(COMPARE_METRICS)
     assert page.locator("tr.change").count() == len(pair["won"]) + len(pair["lost"]) > 0
     assert page.locator("table.by-category tbody tr").count() == len(pair["by_category"])
     page.screenshot(path=str(screenshots / "compare.png"))

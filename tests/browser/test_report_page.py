@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memeval.report import render_run
-from memeval.report.synthetic import write_synthetic_run
 from memeval.results import read_results
+from memeval.testing.synthetic import write_synthetic_run
 
 
 def _visible_rows(page) -> list[dict[str, str]]:
@@ -23,9 +23,12 @@ def _visible_rows(page) -> list[dict[str, str]]:
 def test_report_opens_offline_without_errors(watched, real_run: Path, screenshots: Path) -> None:
     watched.open(real_run / "index.html")
     page = watched.page
-    rows = read_results(real_run / "results.jsonl")
+    rows = read_results(real_run)
     assert page.locator("#summary-table tbody tr").count() == 3
-    assert page.locator(".warn, .bad").count() == 0  # a finished run, no broken side files
+    # A finished run, no broken side files: the only banner is the few-turns alert.
+    assert page.locator(".warn, .bad").count() == page.locator("#alerts").count() == 1
+    alerts = page.locator("#alerts li").all_inner_texts()
+    assert alerts and all("rests on" in a for a in alerts)
     assert page.locator("#charts svg").count() >= 4
     assert page.inner_text("#f-count") == f"{len(rows)} of {len(rows)} turns"
     page.screenshot(path=str(screenshots / "summary.png"))
@@ -133,11 +136,9 @@ def test_hostile_synthetic_run_stays_text(watched, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def big_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from memeval.summary import write_summary_and_report
-
     run = write_synthetic_run(tmp_path_factory.mktemp("big") / "run", turns=2000,
                               selectors=("bm25",), memories=60)
-    write_summary_and_report(run)
+    render_run(run)
     return run
 
 

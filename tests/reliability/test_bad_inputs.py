@@ -165,7 +165,7 @@ def test_a_run_that_crashes_midway_is_marked_incomplete_then_resumes(
     assert result.exit_code == 1
     assert "session failed with RuntimeError: the machine fell over" in result.output
     assert_not_a_finished_run(out)
-    assert len({(r["scenario"]) for r in read_results(out / RESULTS_FILE)}) == 2
+    assert len({r.scenario for r in read_results(out)}) == 2
 
     monkeypatch.setattr(memeval.evaluate, "run_unit", real)
     result = CliRunner().invoke(cli, args)
@@ -181,7 +181,7 @@ def test_a_run_whose_summary_fails_is_not_finished(tmp_path: Path,
     def broken(*_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(memeval.evaluate, "_default_summarize", broken)
+    monkeypatch.setattr(memeval.evaluate, "finish_run", broken)
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["run", "--quiet", "--scenarios", str(tmp_path / "s.yaml"),
                                       "--out", str(out), "-s", "bm25"])

@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 
 import memeval.llm
-from memeval.evaluate import RunConfig, evaluate
+from memeval.evaluate import evaluate
 from memeval.llm import LLMClient, set_default_client
 from memeval.llm.request import canonical_json
 from memeval.results import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
+from memeval.run_config import RunConfig
 from memeval.testing import FakeMessagesServer, Fault
 from memeval.testing.keyword_model import keyword_model
 from tests.reliability._scenario import comparable_rows, write_suite
@@ -79,14 +80,14 @@ def test_thirty_percent_faults_every_turn_has_a_result_or_an_error(
         requests = len(server.message_requests())
         left = len(server._faults)
 
-    rows = read_results(tmp_path / "run" / RESULTS_FILE)
+    rows = read_results(tmp_path / "run")
     assert len(rows) == FAULT_SCENARIOS * TURNS * REPEATS, "a turn was lost"
     assert not (tmp_path / "run" / INCOMPLETE_MARKER).exists()
-    errored = [r for r in rows if r["error"]]
+    errored = [r for r in rows if r.selector_error]
     for row in rows:
-        search = row["record"]["dirs"][0]
+        search = row.record["dirs"][0]
         assert search["called"], "every turn here asks the selector"
-        if row["error"]:
+        if row.selector_error:
             assert search["error"] and "claude selector" in search["error"]
         else:
             assert search["error"] is None and isinstance(search["valid"], list)
@@ -102,7 +103,7 @@ def test_thirty_percent_faults_every_turn_has_a_result_or_an_error(
     assert outcome.rows == len(rows)
     faults = [f for f in plan[:consumed] if f.kind != "latency" or f.delay]
     assert len(faults) >= 0.15 * consumed, "the plan must really fault"
-    reasons = sorted({r["error"].split(": ", 2)[-1][:90] for r in errored})
+    reasons = sorted({r.selector_error.split(": ", 2)[-1][:90] for r in errored})
     print(f"\nfaults {len(faults)} of {consumed} requests; model calls {calls}; "
           f"errored turns {len(errored)} of {len(rows)}; "
           f"planned kinds {dict(injected)}; errors: {reasons}")

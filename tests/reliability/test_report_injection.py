@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memeval.evaluate import RunConfig, evaluate
+from memeval.evaluate import evaluate
 from memeval.results import REPORT_FILE
+from memeval.run_config import RunConfig
 from tests.reliability._scenario import SCENARIO
 
 PAYLOAD = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"

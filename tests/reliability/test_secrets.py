@@ -67,7 +67,7 @@ def test_a_whole_run_with_a_key_writes_it_nowhere(
         sent = server.message_requests()
     assert result.exit_code == 0, result.output
     rows = read_results(work / "run" / RESULTS_FILE)
-    assert rows and not [r["error"] for r in rows if r["error"]], "every call authenticated"
+    assert rows and not [r.errors for r in rows if r.errors], "every call authenticated"
     assert sent, "the key really went over the wire (the server requires it)"
     written = {p.name for p in work.rglob("*") if p.is_file()}
     assert {"calls.jsonl", "tape.jsonl", "cache.sqlite", RESULTS_FILE, "summary.json",

@@ -1,8 +1,8 @@
 """Synthetic run folders: big or hostile runs for testing and benchmarking the report.
 
-The rows have the shape `memeval.evaluate.turn_rows` writes, with made-up memories,
-so a 2 000-turn report (or one whose memories try to run script) can be built in a
-second without running any selector.
+The rows are `TurnResult`s (the run record), with made-up memories, so a 2 000-turn
+report (or one whose memories try to run script) can be built in a second without
+running any selector, and a change to the record's schema breaks them at once.
 """
 
 from __future__ import annotations
@@ -12,8 +12,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+from memeval.judges.base import Judgement, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key
-from memeval.session import render_system_reminder
+from memeval.record import TurnResult
+from memeval.results import CONFIG_FILE, SUMMARY_FILE, ResultsWriter, write_json
+from memeval.usage import Usage
 
 CATEGORIES = ("direct", "paraphrase", "keyword-trap", "stale", "none", "multi")
 DAY_MS = 86_400_000
@@ -59,7 +62,7 @@ def _iso(ms: float) -> str:
 def synthetic_rows(*, turns: int = 20, selectors: tuple[str, ...] = ("bm25", "recency"),
                    judges: tuple[str, ...] = ("gold",), memories: int = 120,
                    turns_per_scenario: int = 20, seed: int = 0, hostile: bool = False,
-                   ) -> list[dict[str, Any]]:
+                   ) -> list[TurnResult]:
     """Rows of a run of `turns` scenario turns per selector.
 
     Args:
@@ -84,7 +87,7 @@ def synthetic_rows(*, turns: int = 20, selectors: tuple[str, ...] = ("bm25", "re
     candidates = [{"filename": m["filename"], "file_path": f"{MEMDIR}/{m['filename']}",
                    "mtime_ms": m["mtime_ms"], "description": m["description"],
                    "type": m["type"]} for m in headers]
-    rows: list[dict[str, Any]] = []
+    rows: list[TurnResult] = []
     plan = []
     for t in range(turns):
         relevant = sorted({headers[rng.randrange(len(headers))]["filename"]
@@ -133,59 +136,57 @@ def synthetic_rows(*, turns: int = 20, selectors: tuple[str, ...] = ("bm25", "re
                 "dropped": [], "surfaced": [] if discarded else surfaced,
                 "discarded": surfaced if discarded else [],
                 "skipped": "no-tool-use-discarded" if discarded and surfaced else None,
-                "attachment": None,
-                "system_reminders": [] if discarded else [
-                    render_system_reminder(s["header"], s["content"]) for s in surfaced],
                 "surfaced_bytes_before": 0, "surfaced_bytes_after": 0,
                 "usage": _usage(1 if cost else 0, cost),
                 "errors": ["selector: APITimeoutError: request timed out"] if failed else [],
             }
+            judgements = {}
             for judge in judges:
                 gold = judge == "gold"
-                verdicts = [{"key": k, "verdict": ("relevant" if k in relevant else "irrelevant")
-                             if gold or pick_rng.random() < 0.85 else "acceptable",
-                             "reason": "in the turn's relevant labels" if k in relevant else
-                             "not in the turn's relevant or acceptable labels"}
-                            for k in chosen]
-                rows.append({
-                    "scenario": scenario, "scenario_path": f"synthetic/{scenario}.yaml",
-                    "turn_id": record["turn_id"], "turn_index": t % turns_per_scenario,
-                    "category": CATEGORIES[t % len(CATEGORIES)] if relevant else "none",
-                    "why": "synthetic labels", "selector": selector, "judge": judge,
-                    "repeat": 0, "query": query, "relevant": relevant, "acceptable": [],
-                    "candidates": [m["filename"] for m in headers], "selected": chosen,
-                    "discarded": bool(record["discarded"]), "skipped": record["skipped"],
-                    "verdicts": verdicts,
-                    "candidate_verdicts": None,
-                    "surfaced_bytes": sum(len(s["content"].encode()) for s in surfaced),
-                    "selector_usage": record["usage"],
-                    "judge_usage": _usage(0 if gold else 1, 0.0 if gold else 0.002),
-                    "startup_reachable": {}, "errors": list(record["errors"]),
-                    "error": "; ".join(record["errors"]) or None,
-                    "record": record, "unit_size": 0,
-                })
-    sizes: dict[tuple[str, str], int] = {}
-    for row in rows:
-        sizes[(row["scenario"], row["selector"])] = sizes.get(
-            (row["scenario"], row["selector"]), 0) + 1
-    for row in rows:
-        row["unit_size"] = sizes[(row["scenario"], row["selector"])]
+                verdicts = tuple(MemoryVerdict(k, ("relevant" if k in relevant else "irrelevant")
+                                               if gold or pick_rng.random() < 0.85
+                                               else "acceptable")
+                                 for k in chosen)
+                judgements[judge] = Judgement(
+                    turn_id=record["turn_id"], judge=judge, verdicts=verdicts,
+                    relevant=tuple(relevant) if gold else None,
+                    usage=Usage(**_usage(0 if gold else 1, 0.0 if gold else 0.002)))
+            rows.append(TurnResult(
+                scenario=scenario, scenario_path=f"synthetic/{scenario}.yaml",
+                turn_id=record["turn_id"], turn_index=t % turns_per_scenario,
+                selector=selector, repeat=0,
+                category=CATEGORIES[t % len(CATEGORIES)] if relevant else "none",
+                why="synthetic labels", query=query, relevant=tuple(relevant), acceptable=(),
+                selected=tuple(chosen), discarded=bool(record["discarded"]),
+                skipped=record["skipped"],
+                surfaced_bytes=sum(len(s["content"].encode()) for s in surfaced),
+                selector_usage=Usage(**record["usage"]),
+                selector_error="project: APITimeoutError: request timed out" if failed else None,
+                errors=tuple(record["errors"]), judgements=judgements, record=record,
+                root="/tmp/memeval-synthetic"))
     return rows
 
 
-def write_synthetic_run(run_dir: Path, **options: Any) -> Path:
-    """Write `results.jsonl` and `config.json` of a synthetic run; returns `run_dir`."""
+def write_synthetic_run(run_dir: Path, *, summary: bool = True, **options: Any) -> Path:
+    """Write a synthetic run folder (rows, config and, unless told not to, the summary)."""
+    from memeval.summary import summarize
+
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
     rows = synthetic_rows(**options)
-    with (run_dir / "results.jsonl").open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+    units: dict[tuple[str, str, int], list[TurnResult]] = {}
+    for row in rows:
+        units.setdefault(row.unit_key, []).append(row)
+    with ResultsWriter(run_dir) as writer:
+        for unit in units.values():
+            writer.append_unit(unit)
+        writer.mark_complete()
     selectors = options.get("selectors", ("bm25", "recency"))
     config = {"config": {"selectors": list(selectors), "judges": list(options.get(
         "judges", ("gold",))), "seed": options.get("seed", 0), "repeats": 1},
         "selectors": [{"name": s} for s in selectors],
         "judges": [{"name": j} for j in options.get("judges", ("gold",))],
         "versions": {"memeval": "synthetic"}, "fingerprint": "synthetic"}
-    (run_dir / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    write_json(run_dir / CONFIG_FILE, config)
+    if summary:
+        write_json(run_dir / SUMMARY_FILE, summarize(rows, run_dir=run_dir))
     return run_dir

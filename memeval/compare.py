@@ -1,0 +1,226 @@
+"""Compare as a stage: two runs' scored turns, paired, as one JSON-ready record.
+
+The CLI table, the HTML view and the gate all read what this module returns; none
+re-scores or re-pairs. Scores come from each run's `summary.json` (`per_turn`),
+which `memeval.metrics` wrote. Selectors are paired by one rule (`pair_selectors`):
+explicit `A=B` pairs when given, else the same spec in both runs, else the only
+selector of each run. Deltas are B − A on the turns both scored, with a paired
+cluster-bootstrap interval; a delta is *significant* when its interval excludes 0,
+and per-category p-values are Holm-adjusted within each pair.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from memeval.errors import MemevalError
+from memeval.metrics import paired_compare
+from memeval.results import SUMMARY_FILE
+from memeval.summary import clean
+
+COMPARE_METRICS: tuple[str, ...] = ("f1", "precision", "recall", "exact_match", "false_alarm")
+HEADLINE = "f1"
+NUMERIC = ("precision", "recall", "f1", "exact_match", "false_alarm", "false_positives",
+           "surfaced_bytes")
+
+
+class RunInputError(MemevalError):
+    """A run folder or summary.json cannot be read as scored turns."""
+
+
+def load_summary(path: Path) -> dict[str, Any]:
+    """A summary.json (or the one inside a run folder), with errors that name the file."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / SUMMARY_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunInputError(f"{path}: not found; pass a run folder written by `memeval run` "
+                            "(or its summary.json); `memeval report DIR` rebuilds a missing "
+                            "summary") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RunInputError(f"{path}: not readable as JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise RunInputError(f"{path}: expected a JSON object (a memeval summary.json)")
+    return data
+
+
+def per_turn_table(path: Path) -> pd.DataFrame:
+    """The scored turns of a run folder or summary.json (nulls back to NaN)."""
+    summary = load_summary(path)
+    rows = summary.get("per_turn")
+    if not isinstance(rows, list) or (rows and "scored" not in rows[0]):
+        raise RunInputError(f"{path}: no per-turn scores of this memeval version; rebuild "
+                            "them with `memeval report RUN_DIR`")
+    frame = pd.DataFrame(rows)
+    for column in NUMERIC:
+        if column in frame.columns:
+            frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    if "selected" in frame.columns:
+        frame["selected"] = frame["selected"].map(lambda s: tuple(s or ()))
+    return frame
+
+
+def parse_pairs(specs: Sequence[str]) -> list[tuple[str, str]]:
+    """`A=B` strings (baseline selector = candidate selector) as pairs."""
+    out = []
+    for spec in specs:
+        a, sep, b = spec.partition("=")
+        if not sep or not a or not b:
+            raise MemevalError(f"--pair {spec!r}: write BASELINE_SELECTOR=CANDIDATE_SELECTOR, "
+                               "e.g. --pair bm25=bm25 or --pair 'claude?prompt=a=claude?prompt=b'")
+        out.append((a, b))
+    return out
+
+
+def pair_selectors(a: Sequence[str], b: Sequence[str],
+                   explicit: Sequence[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """Which selector of A is compared with which of B: the one pairing rule."""
+    if explicit:
+        for sa, sb in explicit:
+            if sa not in a or sb not in b:
+                raise MemevalError(f"--pair {sa}={sb}: A has {', '.join(a) or 'none'}; "
+                                   f"B has {', '.join(b) or 'none'}")
+        return list(explicit)
+    common = [s for s in a if s in set(b)]
+    if common:
+        return [(s, s) for s in common]
+    if len(a) == 1 and len(b) == 1:
+        return [(a[0], b[0])]
+    raise MemevalError(
+        f"the runs share no selector (A: {', '.join(a) or 'none'}; B: {', '.join(b) or 'none'})"
+        "; say which to compare with --pair A_SELECTOR=B_SELECTOR")
+
+
+def common_judge(a: pd.DataFrame, b: pd.DataFrame, preferred: Sequence[str | None]) -> str:
+    judges_a, judges_b = set(a.get("judge", [])), set(b.get("judge", []))
+    common = judges_a & judges_b
+    if not common:
+        raise MemevalError(f"the runs share no judge (A: {', '.join(sorted(judges_a))}; "
+                           f"B: {', '.join(sorted(judges_b))}); rerun one with -j of the other")
+    return next((j for j in preferred if j in common), sorted(common)[0])
+
+
+def significance(low: float, high: float) -> str:
+    if math.isnan(low) or math.isnan(high):
+        return "undetermined"
+    if low > 0:
+        return "better"
+    if high < 0:
+        return "worse"
+    return "no clear difference"
+
+
+def comparison(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str) -> dict[str, Any]:
+    """B − A on `metric` over the turns both scored."""
+    # paired_compare gives first − second: B first, so a positive delta means B gained.
+    result = paired_compare(frame_b, frame_a, metric).to_dict()
+    for x, y in (("mean_a", "mean_b"), ("selector_a", "selector_b"), ("a_only", "b_only"),
+                 ("unmatched_a", "unmatched_b")):
+        result[x], result[y] = result[y], result[x]
+    result["significance"] = significance(result["ci_low"], result["ci_high"])
+    # The power warning answers "could a real difference hide in this null result?";
+    # once the interval excludes 0 the difference was detected, so it would only confuse.
+    result["power_warning"] = bool(result["underpowered"]) and \
+        result["significance"] in ("no clear difference", "undetermined")
+    return result
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment (NaN p-values stay NaN and are not counted)."""
+    values = np.asarray(pvalues, dtype=float)
+    finite = np.flatnonzero(~np.isnan(values))
+    adjusted = np.full(values.shape, np.nan)
+    order = finite[np.argsort(values[finite], kind="stable")]
+    m, running = len(order), 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * values[index]))
+        adjusted[index] = running
+    return adjusted.tolist()
+
+
+def _per_turn(frame: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for (scenario, turn_id), group in frame.groupby(["scenario", "turn_id"], sort=True):
+        out[(str(scenario), str(turn_id))] = {
+            "category": str(group["category"].iloc[0]),
+            "f1": float(group["f1"].mean()) if group["f1"].notna().any() else math.nan,
+            "selected": sorted({k for s in group["selected"] for k in s}),
+        }
+    return out
+
+
+def changes(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> dict[str, Any]:
+    """Turns B won or lost on F1, and turns where only the picks changed."""
+    turns_a, turns_b = _per_turn(frame_a), _per_turn(frame_b)
+    won, lost, reselected = [], [], 0
+    for key in sorted(set(turns_a) & set(turns_b)):
+        a, b = turns_a[key], turns_b[key]
+        delta = b["f1"] - a["f1"]
+        item = {"scenario": key[0], "turn_id": key[1], "category": b["category"],
+                "f1_a": a["f1"], "f1_b": b["f1"], "delta": delta,
+                "selected_a": a["selected"], "selected_b": b["selected"]}
+        if delta > 1e-9:
+            won.append(item)
+        elif delta < -1e-9:
+            lost.append(item)
+        elif a["selected"] != b["selected"]:
+            reselected += 1
+    won.sort(key=lambda i: (-i["delta"], i["scenario"], i["turn_id"]))
+    lost.sort(key=lambda i: (i["delta"], i["scenario"], i["turn_id"]))
+    return {"won": won, "lost": lost, "reselected": reselected,
+            "paired_turns": len(set(turns_a) & set(turns_b))}
+
+
+def compare_tables(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *,
+                   pairs: Sequence[tuple[str, str]] = (),
+                   preferred_judges: Sequence[str | None] = ()) -> dict[str, Any]:
+    """The comparison of two scored tables, JSON-ready (NaN as null)."""
+    if frame_a.empty or frame_b.empty:
+        raise MemevalError("a run has no scored turns yet; finish or rerun it before comparing")
+    judge = common_judge(frame_a, frame_b, preferred_judges)
+    frame_a, frame_b = frame_a[frame_a["judge"] == judge], frame_b[frame_b["judge"] == judge]
+    out_pairs = []
+    for sel_a, sel_b in pair_selectors(sorted(set(frame_a["selector"])),
+                                       sorted(set(frame_b["selector"])), pairs):
+        fa, fb = frame_a[frame_a["selector"] == sel_a], frame_b[frame_b["selector"] == sel_b]
+        categories = sorted(set(fa["category"]) | set(fb["category"]))
+        by_category = [{"category": c, **{m: comparison(fa[fa["category"] == c],
+                                                        fb[fb["category"] == c], m)
+                                          for m in (HEADLINE, "precision", "recall")}}
+                       for c in categories]
+        adjusted = holm([row[HEADLINE]["p_value"] for row in by_category])
+        for row, p in zip(by_category, adjusted, strict=True):
+            row[HEADLINE]["p_holm"] = p
+        out_pairs.append({"selector_a": sel_a, "selector_b": sel_b,
+                          "overall": {m: comparison(fa, fb, m) for m in COMPARE_METRICS},
+                          "by_category": by_category, **changes(fa, fb)})
+    return clean({"judge": judge, "metric": HEADLINE, "pairs": out_pairs,
+                  "warnings": [f"{p['selector_b']}: {p['overall'][HEADLINE]['warning']}"
+                               for p in out_pairs if p["overall"][HEADLINE]["power_warning"]]})
+
+
+def compare_runs(run_a: Path, run_b: Path, *,
+                 pairs: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
+    """Compare run B against baseline run A (folders or summary.json files)."""
+    summary_a = load_summary(run_a)
+    data = compare_tables(per_turn_table(run_a), per_turn_table(run_b), pairs=pairs,
+                          preferred_judges=[summary_a.get("primary_judge")])
+    return {"run_a": str(run_a), "run_b": str(run_b), **data}
+
+
+def as_float(value: Any) -> float:
+    """A JSON number or null as a float (null → NaN), for views of a compare record."""
+    return math.nan if value is None else float(value)
+
+
+__all__ = ["COMPARE_METRICS", "HEADLINE", "RunInputError", "compare_runs", "compare_tables",
+           "holm", "load_summary", "pair_selectors", "parse_pairs", "per_turn_table"]

@@ -1,0 +1,218 @@
+"""The harness: a scenario becomes a session, each turn becomes a `TurnResult`.
+
+This is the adapter between scenarios (YAML, labels) and the reference session
+(memdir, selector, caps). The runner (`memeval.evaluate`), the pytest plugin,
+`memeval inspect` and the benchmarks all play turns through it. Gold labels reach
+only the judges and, explicitly, a selector that declares it reads them (the
+oracle, via `use_labels`); the session never sees them.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from memeval.judges.base import Judge, Judgement, JudgeRequest, MemoryVerdict
+from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
+from memeval.memdir.text import utf8_len
+from memeval.record import TurnResult
+from memeval.run_config import CompatName, RunConfig
+from memeval.scenarios import MaterializedScenario, Scenario, Turn, materialize
+from memeval.selectors import resolve_selector
+from memeval.selectors.base import Selector
+from memeval.selectors.shuffle import ShuffledManifestSelector
+from memeval.session import Session, SurfacedRecord, TurnRecord
+from memeval.startup import StartupContext, StartupEnv, startup_context_for, startup_reachable
+
+
+@dataclass(frozen=True)
+class Unit:
+    scenario: Scenario
+    selector_spec: str
+    repeat: int
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.scenario.id, self.selector_spec, self.repeat)
+
+
+def gold_by_scope(scenario: Scenario, turn: Turn) -> dict[str, list[str]]:
+    """Relevant filenames per memdir; every memdir gets a list, so an oracle can tell
+    "nothing is relevant here" from "no labels"."""
+    by_scope: dict[str, list[str]] = {PROJECT_SCOPE: [], **{a: [] for a in scenario.agents}}
+    for key in sorted(turn.labels.relevant):
+        scope, filename = split_memory_key(key)
+        by_scope.setdefault(scope, []).append(filename)
+    return by_scope
+
+
+def delivered(record: TurnRecord) -> tuple[SurfacedRecord, ...]:
+    """What the selection put in front of the model: the surfaced memories, or the
+    ones a tool-less turn discarded (scored, but flagged, as SPEC §2.8 asks)."""
+    return record.surfaced or record.discarded
+
+
+def judge_request(turn: Turn, record: TurnRecord) -> JudgeRequest:
+    candidates: list[str] = []
+    descriptions: dict[str, str] = {}
+    for search in record.dirs:
+        for header in search.candidates:
+            key = memory_key(search.scope, header.filename)
+            candidates.append(key)
+            descriptions[key] = "" if header.description is None else str(header.description)
+    shown = delivered(record)
+    return JudgeRequest(
+        turn_id=turn.id,
+        query=turn.query,
+        manifest="\n".join(d.manifest for d in record.dirs if d.manifest),
+        candidates=tuple(candidates),
+        selected=tuple(s.key for s in shown),
+        contents={s.key: s.content for s in shown},
+        descriptions=descriptions,
+        labels=turn.labels,
+    )
+
+
+def _safe_score(judge: Judge, request: JudgeRequest) -> Judgement:
+    try:
+        return judge.score(request)
+    except Exception as exc:  # a judge bug must not lose the selector's result
+        return Judgement(
+            turn_id=request.turn_id, judge=judge.name,
+            verdicts=tuple(MemoryVerdict(k, "unscored", "judge failed") for k in request.selected),
+            error=f"{type(exc).__name__}: {exc}",
+        )
+
+
+def startup_contexts(world: MaterializedScenario, scenario: Scenario,
+                     ) -> dict[str, StartupContext]:
+    """The startup context in both modes: the session's own, and the index-only one
+    that the phase-1 reachability question is asked of."""
+    sandbox = world.root / "startup"
+    contexts = {}
+    for mode in ("index", "recall"):
+        env = StartupEnv(
+            cwd=world.cwd, config_home=sandbox / "config", memory_base=world.memory_base,
+            home=sandbox / "home", managed_dir=sandbox / "managed",
+            memory_dir=world.project_dir, recall_mode=mode == "recall",
+            auto_memory_enabled=bool(scenario.flags.get("auto_memory", True)),
+        )
+        contexts[mode] = startup_context_for(env, today=scenario.now.date())
+    return contexts
+
+
+def phase1_reachability(turn: Turn, index_context: StartupContext) -> dict[str, bool]:
+    """For each relevant project memory: does its index line survive into the startup
+    context? (Agent memories have no index in the startup context.)"""
+    return {key: startup_reachable(index_context, key) for key in sorted(turn.labels.relevant)
+            if not key.startswith("@")}
+
+
+def selector_error(record: TurnRecord) -> str | None:
+    """Why the selector gave no usable answer in some memdir, if it did not."""
+    errors = [f"{d.scope}: {d.error}" for d in record.dirs if d.error]
+    return "; ".join(errors) or None
+
+
+def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
+                judges: Sequence[Judge], startup: Mapping[str, bool] | None = None,
+                root: str = "") -> TurnResult:
+    """The results row of one turn: the record once, every judge's grading of it."""
+    request = judge_request(turn, record)
+    shown = delivered(record)
+    return TurnResult(
+        scenario=unit.scenario.id, scenario_path=str(unit.scenario.path),
+        turn_id=turn.id, turn_index=index, selector=unit.selector_spec, repeat=unit.repeat,
+        category=turn.labels.category, why=turn.labels.why,
+        tags=tuple(getattr(turn, "tags", ()) or ()), query=turn.query,
+        relevant=tuple(sorted(turn.labels.relevant)),
+        acceptable=tuple(sorted(turn.labels.acceptable)),
+        selected=request.selected,
+        discarded=bool(record.discarded) and not record.surfaced,
+        skipped=record.skipped,
+        surfaced_bytes=sum(utf8_len(s.content) for s in shown),
+        selector_usage=record.usage,
+        selector_error=selector_error(record),
+        errors=tuple(record.errors),
+        startup_reachable=dict(startup or {}),
+        judgements={judge.name: _safe_score(judge, request) for judge in judges},
+        record=record.to_dict(),
+        root=root,
+    )
+
+
+def build_selector(spec: str, config: RunConfig) -> Selector:
+    selector = resolve_selector(spec)
+    return ShuffledManifestSelector(selector, config.seed) if config.shuffle_manifest else selector
+
+
+@dataclass
+class OpenSession:
+    """A scenario written to disk with its session ready for turns."""
+
+    world: MaterializedScenario
+    session: Session
+    contexts: dict[str, StartupContext]
+
+
+@contextmanager
+def open_session(scenario: Scenario, selector: Selector,
+                 compat: CompatName = "faithful") -> Iterator[OpenSession]:
+    """Materialize `scenario` in a temporary folder and start a session on it."""
+    with tempfile.TemporaryDirectory(prefix="memeval-") as tmp:
+        world = materialize(scenario, Path(tmp))
+        contexts = startup_contexts(world, scenario)
+        session = Session(
+            world.memory_base,
+            scenario.project_root,
+            cwd=world.cwd,
+            selector=selector,
+            agents={a.type: (None if a.scope == "none" else a.scope)
+                    for a in scenario.agents.values()},
+            now_ms=scenario.now_ms,
+            auto_memory_enabled=bool(scenario.flags.get("auto_memory", True)),
+            prefetch_enabled=bool(scenario.flags.get("prefetch", True)),
+            recall_mode=scenario.mode == "recall",
+            compat=compat,
+            startup_context=contexts[scenario.mode].text,
+        )
+        yield OpenSession(world, session, contexts)
+
+
+def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0) -> TurnRecord:
+    """One scenario turn through the session, compaction first when the turn asks.
+
+    A selector that declares `use_labels` (the oracle) is handed the turn's gold
+    labels first; no other part of the session sees them.
+    """
+    use_labels = getattr(session.selector, "use_labels", None)
+    if callable(use_labels):
+        use_labels(gold_by_scope(scenario, turn))
+    if turn.compact_before:
+        session.compact()
+    return session.turn(
+        turn.query,
+        tool_events=[{"tool": e.tool, "ok": e.ok, "path": e.path} for e in turn.tool_events],
+        used_tools=turn.used_tools,
+        turn_id=turn.id,
+        repeat=repeat,
+    )
+
+
+def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
+             on_turn: Callable[[], None] = lambda: None) -> list[TurnResult]:
+    """Run one session and return its rows (nothing is written here)."""
+    scenario = unit.scenario
+    selector = build_selector(unit.selector_spec, config)
+    rows: list[TurnResult] = []
+    with open_session(scenario, selector, config.compat) as opened:
+        for index, turn in enumerate(scenario.turns):
+            record = play_turn(opened.session, scenario, turn, unit.repeat)
+            reachable = phase1_reachability(turn, opened.contexts["index"])
+            rows.append(turn_result(unit, index, turn, record, judges, reachable,
+                                    root=str(opened.world.root)))
+            on_turn()
+    return rows

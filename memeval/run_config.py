@@ -1,0 +1,85 @@
+"""What a run evaluates (`RunConfig`) and how its model calls are made (`LLMOptions`).
+
+Written verbatim to `config.json`; its fingerprint decides whether a folder's rows
+may be resumed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+DEFAULT_SELECTORS: tuple[str, ...] = ("bm25", "recency", "oracle")
+DEFAULT_JUDGES: tuple[str, ...] = ("gold",)
+CompatName = Literal["faithful", "hardened"]
+
+
+def bundled_fixtures_dir() -> Path:
+    """The curated fixtures: inside the wheel when installed, else the repository's."""
+    packaged = Path(__file__).parent / "_bundled" / "fixtures"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def default_scenarios() -> tuple[str, ...]:
+    return (str(bundled_fixtures_dir() / "scenarios" / "*.yaml"),)
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    """How model calls are made (see `memeval.llm.build_client`); `None` defers to the
+    `MEMEVAL_*` environment variables.
+
+    Args:
+        cache: SQLite response cache path, or False to disable.
+        record: cassette file to record every live exchange into.
+        replay: cassette file to answer from, never calling out.
+        max_cost: USD budget; calls that would pass it are refused and recorded.
+        batches: send calls through the Message Batches API (half price, slower).
+        prices: price table overriding the bundled one.
+    """
+
+    cache: str | bool | None = None
+    record: str | None = None
+    replay: str | None = None
+    max_cost: float | None = None
+    batches: bool | None = None
+    prices: str | None = None
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that decides a run's results; written verbatim to `config.json`.
+
+    Args:
+        scenarios: scenario files, folders or globs.
+        selectors: selector spec strings (`bm25`, `claude:claude-sonnet-4-6?prompt=x`).
+        judges: judge spec strings (`gold`, `claude`).
+        repeats: sessions per scenario × selector; repeats expose selector instability.
+        shuffle_manifest: reorder each manifest with a per-repeat seed (order bias).
+        concurrency: sessions run at once.
+        seed: base seed for shuffles and seeded selectors.
+        compat: `faithful` reproduces the system's quirks; `hardened` holds every
+            invariant.
+    """
+
+    scenarios: tuple[str, ...] = field(default_factory=default_scenarios)
+    selectors: tuple[str, ...] = DEFAULT_SELECTORS
+    judges: tuple[str, ...] = DEFAULT_JUDGES
+    repeats: int = 1
+    shuffle_manifest: bool = False
+    concurrency: int = 4
+    seed: int = 0
+    compat: CompatName = "faithful"
+    llm: LLMOptions = field(default_factory=lambda: LLMOptions())
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def fingerprint(self) -> str:
+        """What must match for a folder's rows to be resumed by this config: not how
+        model calls are made (cache, cassette, budget), only what is evaluated."""
+        keep = {k: v for k, v in self.to_dict().items() if k not in ("concurrency", "llm")}
+        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
