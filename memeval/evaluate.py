@@ -103,6 +103,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         detail = "\n".join(scenario_errors) or "no scenario files matched"
         raise MemevalError(f"nothing to evaluate: {detail}\nPass --scenarios with YAML files "
                            "in the format of fixtures/README.md.")
+    check_model_access(config)
     llm_client = _configure_llm(config)
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
@@ -203,10 +204,35 @@ def rebuild_run(run_dir: Path) -> dict[str, Any]:
     return finish_run(run_dir, extra, flag_incomplete=True)
 
 
+def _model_specs(config: RunConfig) -> list[str]:
+    return [spec for spec in (*config.selectors, *config.judges)
+            if spec.split("?")[0].split(":")[0] == "claude"]
+
+
 def uses_model(config: RunConfig) -> bool:
     """Does any selector or judge of the run call Claude?"""
-    return any(spec.split("?")[0].split(":")[0] == "claude"
-               for spec in (*config.selectors, *config.judges))
+    return bool(_model_specs(config))
+
+
+def check_model_access(config: RunConfig) -> None:
+    """Stop before any call when Claude is asked for but nothing could answer it.
+
+    Without a key every call would fail, and the run would be all errors; a cache
+    must not stand in for the endpoint either (it could hold another server's
+    answers). A replay cassette or an explicit base URL (a local server) will do.
+    """
+    from memeval.llm.config import REPLAY_ENV
+
+    specs = _model_specs(config)
+    env = os.environ
+    if not specs or env.get("ANTHROPIC_API_KEY") or config.llm.replay or env.get(REPLAY_ENV) \
+            or env.get("ANTHROPIC_BASE_URL"):
+        return
+    raise MemevalError(
+        f"{', '.join(map(repr, specs))} {'calls' if len(specs) == 1 else 'call'} Claude, but "
+        "ANTHROPIC_API_KEY is not set. Set it, or run "
+        "offline: --replay-cassette FILE answers from a recorded run, and the offline "
+        "selectors (bm25, recency, oracle, ...) with the gold judge need no model.")
 
 
 def _configure_llm(config: RunConfig) -> Any:

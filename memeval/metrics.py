@@ -65,8 +65,9 @@ _DEFAULTS: dict[str, Any] = {
 }
 UNSCORED_SELECTOR = "selector error"
 UNSCORED_JUDGE = "judge error"
-UNSCORED_UNGRADED = "pick not graded"
-UNSCORED_WRONG_KEYS = "verdicts name memories that were not picked"
+UNSCORED_UNGRADED = "judge left a memory ungraded"
+UNSCORED_WRONG_KEYS = "judge graded memories that were not picked"
+JUDGE_FAILURES = (UNSCORED_UNGRADED, UNSCORED_WRONG_KEYS)  # count as judge errors
 
 
 @dataclass(frozen=True)
@@ -227,8 +228,10 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
                                f"needs {', '.join(REQUIRED_COLUMNS)}")
         selected = () if row["selected"] is None else tuple(str(k) for k in row["selected"])
         relevant = _key_set(row["relevant"], "relevant")
-        selector_error, judge_error = _present(row["error"]), _present(row["judge_error"])
-        reason = (UNSCORED_SELECTOR if selector_error else UNSCORED_JUDGE if judge_error
+        selector_error = _present(row["error"])
+        judge_error = _present(row["judge_error"]) or row["unscored"] in JUDGE_FAILURES
+        reason = (UNSCORED_SELECTOR if selector_error
+                  else UNSCORED_JUDGE if _present(row["judge_error"])
                   else row["unscored"] if _present(row["unscored"]) else None)
         needs = row["needs_memory"]
         score = _unscored_metrics(selected, relevant) if reason else score_turn(
@@ -272,7 +275,9 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
     unscored = None
     if set(by_key) - picks:
         unscored = UNSCORED_WRONG_KEYS
-    elif any(by_key.get(k, "unscored") == "unscored" for k in picks):
+    elif any(by_key.get(k, "unscored") == "unscored" for k in picks) or \
+            any(v.verdict == "unscored" for v in graded or ()):
+        # An ungraded candidate would silently shrink "relevant" and flatter recall.
         unscored = UNSCORED_UNGRADED
     return {
         "scenario": result.scenario, "turn_id": result.turn_id, "turn_index": result.turn_index,

@@ -9,6 +9,11 @@ import click
 
 from memeval.errors import MemevalError
 
+EXIT_OK = 0
+EXIT_FAILED = 1  # the run could not run (one `Error:` line) or a session crashed
+EXIT_ERRORS = 3  # it ran, rows are written, but errors passed --max-error-rate or a
+#                  scenario failed to load: the figures must not be read as they stand
+
 EXAMPLES = """
 \b
 Examples:
@@ -61,17 +66,24 @@ def update_latest_link(run_dir: Path) -> None:
               help="Send model calls through the Message Batches API (half price).")
 @click.option("--prices", type=click.Path(dir_okay=False, exists=True), default=None,
               help="A price table overriding the bundled one (see docs/llm.md).")
+@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="Exit with code 3 when a selector or judge errs on more than this share "
+                   "of its turns (the rows are still written).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tuple[str, ...],
             out: Path | None, repeats: int, shuffle_manifest: bool, concurrency: int,
             seed: int, compat: str, max_cost: float | None, cache: str | None, no_cache: bool,
             record_cassette: str | None, replay_cassette: str | None, batches: bool | None,
-            prices: str | None, quiet: bool) -> None:
+            prices: str | None, max_error_rate: float, quiet: bool) -> None:
     """Evaluate selectors on scenarios and write a run folder.
 
-    The folder holds results.jsonl (one row per turn × selector × judge), summary.json,
-    config.json and index.html. Rerunning the same command with the same --out resumes
-    an interrupted run.
+    The folder holds results.jsonl (one row per turn × selector, with every judge's
+    verdicts), payloads.jsonl, summary.json, config.json and index.html. Rerunning the
+    same command with the same --out resumes an interrupted run.
+
+    Exit codes: 0 finished cleanly; 1 the run failed (or a session crashed; rerun to
+    resume); 2 usage error; 3 finished, but a selector or judge erred on more than
+    --max-error-rate of its turns, or a scenario file failed to load.
     """
     from memeval.evaluate import evaluate, timestamped_run_dir
     from memeval.run_config import LLMOptions, RunConfig, default_scenarios
@@ -103,7 +115,18 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
     if table:
         click.echo(table)
     click.echo(f"report: {run_dir / 'index.html'}")
+    for alert in outcome.summary.get("alerts") or []:
+        click.echo(f"alert: {alert}", err=True)
     if outcome.unit_errors:
         for problem in outcome.unit_errors:
             click.echo(f"error: {problem}", err=True)
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)
+    worst = max((max(r.get("selector_error_rate") or 0, r.get("judge_error_rate") or 0)
+                 for r in outcome.summary.get("overall") or []), default=0.0)
+    if worst > max_error_rate or outcome.scenario_errors:
+        why = (f"errors on {worst:.0%} of some selector's or judge's turns (allowed "
+               f"{max_error_rate:.0%})" if worst > max_error_rate else
+               f"{len(outcome.scenario_errors)} scenario file(s) failed to load")
+        click.echo(f"error: the run finished with {why}; its figures rest on fewer turns "
+                   "than planned. See the alerts above and the report.", err=True)
+        raise SystemExit(EXIT_ERRORS)
