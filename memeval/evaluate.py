@@ -103,7 +103,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         detail = "\n".join(scenario_errors) or "no scenario files matched"
         raise MemevalError(f"nothing to evaluate: {detail}\nPass --scenarios with YAML files "
                            "in the format of fixtures/README.md.")
-    check_model_access(config)
+    check_model_access(config)  # before configuring: a built client would count as access
     llm_client = _configure_llm(config)
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
@@ -221,12 +221,13 @@ def check_model_access(config: RunConfig) -> None:
     must not stand in for the endpoint either (it could hold another server's
     answers). A replay cassette or an explicit base URL (a local server) will do.
     """
+    from memeval.llm import default_client_installed
     from memeval.llm.config import REPLAY_ENV
 
     specs = _model_specs(config)
     env = os.environ
     if not specs or env.get("ANTHROPIC_API_KEY") or config.llm.replay or env.get(REPLAY_ENV) \
-            or env.get("ANTHROPIC_BASE_URL"):
+            or env.get("ANTHROPIC_BASE_URL") or default_client_installed():
         return
     raise MemevalError(
         f"{', '.join(map(repr, specs))} {'calls' if len(specs) == 1 else 'call'} Claude, but "

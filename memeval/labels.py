@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PROJECT_SCOPE = "project"
+GOLD = "gold"  # the judge that reads these labels
 
 
 def memory_key(scope: str, filename: str) -> str:

@@ -38,11 +38,12 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from memeval.errors import MemevalError
+from memeval.memdir import MAX_SURFACED_PER_TURN
 
 if TYPE_CHECKING:
     from memeval.record import TurnResult
 
-CAP = 5  # memories surfaced per turn at most (SPEC §2.6); caps the recall denominator
+CAP = MAX_SURFACED_PER_TURN  # caps the recall denominator: five relevant fill a turn
 CONFIDENCE = 0.95
 N_RESAMPLES = 2000  # percentile bootstrap: ~±0.005 on a 95 % bound, fast on 2 cores
 POWER = 0.8

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pytest
 
 from memeval.errors import MemevalError
+from memeval.labels import GOLD
 
 # Only pytest and the standard library at import time: this module loads in every
 # pytest run of every project that installs memeval; the engine loads on first use.
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 TURN_FIXTURE = "memeval_turn"
 JUDGED_FIXTURE = "memeval_judged_turn"
 SUITE_FIXTURES = (TURN_FIXTURE, JUDGED_FIXTURE)
-GOLD = "gold"
 DEFAULT_SELECTOR = "oracle"  # reads the gold labels: the suite's plumbing, fast and green
 DEFAULT_JUDGE = "claude"
 DEFAULT_REPORT = "reports/pytest-latest"

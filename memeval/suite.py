@@ -20,7 +20,8 @@ from memeval.evaluate import run_config_record
 from memeval.harness import Unit, run_unit
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
-from memeval.labels import PROJECT_SCOPE
+from memeval.labels import GOLD, PROJECT_SCOPE
+from memeval.memdir import ENTRYPOINT_NAME as INDEX_NAME
 from memeval.memdir import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
 from memeval.metrics import score_results
 from memeval.record import TurnResult
@@ -38,8 +39,6 @@ from memeval.selectors import resolve_selector
 from memeval.session import MAX_SURFACED_PER_TURN, Compat
 from memeval.summary import clean
 
-GOLD = "gold"
-INDEX_NAME = "MEMORY.md"
 # Where the truncation note starts (SPEC §2.6); limits apply to the content before it.
 NOTE_START = "\n\n> This memory file was truncated ("
 UnitKey = tuple[str, str, int]

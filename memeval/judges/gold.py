@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from memeval.judges._registry import JUDGES, judge
 from memeval.judges.base import Judgement, JudgeRequest, MemoryVerdict, Verdict
+from memeval.labels import GOLD
 
 
-@judge("gold")
+@judge(GOLD)
 class GoldJudge:
     """Verdicts from the scenario's gold labels, for the selection and every candidate."""
 

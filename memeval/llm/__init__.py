@@ -32,6 +32,11 @@ def get_default_client() -> LLMClient:
         return _default
 
 
+def default_client_installed() -> bool:
+    """Has a client been set (or built) for this process already?"""
+    return _default is not None
+
+
 def set_default_client(client: LLMClient | None) -> None:
     """Install the run's configured client (cache, cassette, budget); None resets."""
     global _default

@@ -9,6 +9,7 @@ from memeval.errors import MemevalError
 from memeval.memdir.age import memory_header
 from memeval.memdir.readfile import read_file_in_range
 
+MAX_SURFACED_PER_TURN = 5  # memories surfaced per turn, whatever the selector says (§2.6)
 MAX_MEMORY_LINES = 200  # lines of one surfaced memory
 MAX_MEMORY_BYTES = 4096  # UTF-8 bytes of one surfaced memory, before the note
 MAX_SESSION_BYTES = 60 * 1024  # surfaced UTF-16 units after which recall stops

@@ -15,6 +15,7 @@ from typing import Literal
 
 from memeval.errors import MemevalError
 from memeval.labels import PROJECT_SCOPE, GoldLabels, memory_key, split_memory_key
+from memeval.memdir import ENTRYPOINT_NAME
 
 Mode = Literal["recall", "index"]
 AgentScope = Literal["user", "project", "local", "none"]
@@ -28,7 +29,7 @@ CATEGORIES: tuple[str, ...] = (
 )
 # Flags with a meaning today, and their defaults; other flag names pass through.
 DEFAULT_FLAGS: Mapping[str, bool] = {"auto_memory": True, "prefetch": True}
-INDEX_FILENAME = "MEMORY.md"  # the index; never a memory (SPEC §1)
+INDEX_FILENAME = ENTRYPOINT_NAME  # the index; never a memory (SPEC §1)
 DAY_MS = 86_400_000
 
 

@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from memeval.errors import MemevalError
+from memeval.memdir import MAX_SURFACED_PER_TURN
 from memeval.selectors._registry import SELECTORS, selector
 from memeval.selectors.base import SelectionRequest, SelectionResult, SyncSelector
 
-CAP = 5  # the session keeps at most this many (SPEC §2.6)
+CAP = MAX_SURFACED_PER_TURN  # the session keeps no more
 
 
 def _check_k(name: str, k: int) -> int:

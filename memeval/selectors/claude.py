@@ -31,12 +31,13 @@ from typing import Any
 from memeval.llm import LLMClient, LLMRequest, LLMResponse
 from memeval.llm.prompted import PromptedModel
 from memeval.llm.templates import load_prompt
+from memeval.memdir import MAX_SURFACED_PER_TURN
 from memeval.selectors.base import SelectionRequest, SelectionResult
 
 DEFAULT_SELECTOR_MODEL = "claude-sonnet-4-6"  # the side query's default Sonnet model
 MODEL_ENV = "ANTHROPIC_DEFAULT_SONNET_MODEL"  # Claude Code's override of that default
 SELECTOR_MAX_TOKENS = 256  # a short list of file names needs no more
-MAX_SELECTED = 5  # the prompt's limit; the session enforces its own cap of 5
+MAX_SELECTED = MAX_SURFACED_PER_TURN  # the prompt asks for no more than the session keeps
 DEFAULT_PROMPT = "conservative"
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 

@@ -16,10 +16,11 @@ import bm25s
 import Stemmer
 
 from memeval.errors import MemevalError
+from memeval.memdir import MAX_SURFACED_PER_TURN
 from memeval.selectors._registry import SELECTORS, selector
 from memeval.selectors.base import SelectionRequest, SelectionResult, SyncSelector
 
-DEFAULT_K = 5  # the session's cap (SPEC §2.6); more would be cut anyway
+DEFAULT_K = MAX_SURFACED_PER_TURN  # more would be cut anyway
 # Absolute BM25 score a memory needs to be picked, chosen on the bundled fixtures
 # (mean F1 over 156 project turns: 0.30 at 0, 0.43 at 2, 0.35 at 3). Below it one
 # shared common word ("file", "config") surfaces a memory; above it real matches drop.

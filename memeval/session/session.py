@@ -22,6 +22,7 @@ from memeval.labels import PROJECT_SCOPE, memory_key
 from memeval.memdir import (
     MAX_MEMORY_LINES,
     MAX_SESSION_BYTES,
+    MAX_SURFACED_PER_TURN,
     MemoryHeader,
     SurfacedMemory,
     format_memory_manifest,
@@ -67,8 +68,6 @@ if TYPE_CHECKING:
 
 AgentsArg = Mapping[str, AgentDefinition | str | None] | Iterable[AgentDefinition] | None
 
-# At most this many memories surface per turn, whatever the selector says (SPEC §2.6).
-MAX_SURFACED_PER_TURN = 5
 
 
 def render_system_reminder(header: str, content: str) -> str:

@@ -13,7 +13,9 @@ import math
 import re
 from typing import Any
 
-MAX_PICKS = 5  # the selector contract: at most five memories
+from memeval.memdir import MAX_SURFACED_PER_TURN
+
+MAX_PICKS = MAX_SURFACED_PER_TURN  # the selector contract
 KEEP_FRACTION = 0.6  # keep lines sharing at least this share of the best line's words
 RELEVANT_OVERLAP = 2  # shared words for the judge's `relevant`; one gives `acceptable`
 

@@ -81,8 +81,9 @@ def test_a_bad_file_beside_good_ones_is_skipped_loudly_and_recorded(tmp_path: Pa
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["run", "--quiet", "--scenarios", str(tmp_path / "*.yaml"),
                                       "--out", str(out), "-s", "bm25"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # the rows are written, the run is loud
     assert f"skipped: 1 problem in scenario {tmp_path / 'bad.yaml'}" in result.output
+    assert "1 scenario file(s) failed to load" in result.output
     config = json.loads((out / CONFIG_FILE).read_text())
     assert len(config["scenario_errors"]) == 1 and "bad.yaml:4" in config["scenario_errors"][0]
     assert (out / SUMMARY_FILE).exists() and not (out / INCOMPLETE_MARKER).exists()
@@ -137,6 +138,7 @@ def test_bad_budget_in_the_environment_is_named(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MEMEVAL_MAX_COST", "lots")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")  # past the no-key stop
     (tmp_path / "s.yaml").write_text(GOOD)
     code, output = run("--scenarios", "s.yaml", "-s", "claude", "--out", "out", "--no-cache")
     assert code == 1 and "$MEMEVAL_MAX_COST='lots': expected a number" in output

@@ -70,6 +70,7 @@ def test_thirty_percent_faults_every_turn_has_a_result_or_an_error(
                          max_retries=MAX_RETRIES, cache=tmp_path / "cache.sqlite",
                          max_concurrency=4)
         monkeypatch.setattr(memeval.llm, "build_client", lambda **_: door)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # the door holds it; the preflight asks
         try:
             config = RunConfig(scenarios=(str(tmp_path / "scenarios" / "*.yaml"),),
                                selectors=("claude",), judges=("gold",), repeats=REPEATS,
