@@ -186,6 +186,13 @@ def compare_tables(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *,
     """The comparison of two scored tables, JSON-ready (NaN as null)."""
     if frame_a.empty or frame_b.empty:
         raise MemevalError("a run has no scored turns yet; finish or rerun it before comparing")
+    modes = [sorted(set(f["history"])) if "history" in f.columns else [] for f in
+             (frame_a, frame_b)]
+    if modes[0] != modes[1]:
+        raise MemevalError(f"the runs replay history differently (A: {', '.join(modes[0])}; "
+                           f"B: {', '.join(modes[1])}); their turns started from different "
+                           "states, so they cannot be paired. Rerun one with --history "
+                           f"{modes[0][0] if modes[0] else 'gold'}")
     judge = common_judge(frame_a, frame_b, preferred_judges)
     frame_a, frame_b = frame_a[frame_a["judge"] == judge], frame_b[frame_b["judge"] == judge]
     out_pairs = []

@@ -23,6 +23,7 @@ from memeval.run_config import CompatName, RunConfig
 from memeval.scenarios import MaterializedScenario, Scenario, Turn, materialize
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
+from memeval.selectors.baselines import OracleSelector
 from memeval.selectors.shuffle import ShuffledManifestSelector
 from memeval.session import Session, SurfacedRecord, TurnRecord
 from memeval.startup import StartupContext, StartupEnv, startup_context_for, startup_reachable
@@ -119,7 +120,8 @@ def selector_error(record: TurnRecord) -> str | None:
 
 def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
                 judges: Sequence[Judge], startup: Mapping[str, bool] | None = None,
-                root: str = "") -> TurnResult:
+                root: str = "", history: str = "own", in_context: tuple[str, ...] = (),
+                earlier_relevant: tuple[str, ...] = ()) -> TurnResult:
     """The results row of one turn: the record once, every judge's grading of it."""
     request = judge_request(turn, record)
     shown = delivered(record)
@@ -141,6 +143,9 @@ def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
         judgements={judge.name: _safe_score(judge, request) for judge in judges},
         record=record.to_dict(),
         root=root,
+        history=history,
+        in_context=in_context,
+        earlier_relevant=earlier_relevant,
     )
 
 
@@ -182,8 +187,10 @@ def open_session(scenario: Scenario, selector: Selector,
         yield OpenSession(world, session, contexts)
 
 
-def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0) -> TurnRecord:
-    """One scenario turn through the session, compaction first when the turn asks.
+def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0, *,
+              compact: bool = True) -> TurnRecord:
+    """One scenario turn through the session, compaction first when the turn asks
+    (and `compact` leaves it to this function).
 
     A selector that declares `use_labels` (the oracle) is handed the turn's gold
     labels first; no other part of the session sees them.
@@ -191,7 +198,7 @@ def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0)
     use_labels = getattr(session.selector, "use_labels", None)
     if callable(use_labels):
         use_labels(gold_by_scope(scenario, turn))
-    if turn.compact_before:
+    if compact and turn.compact_before:
         session.compact()
     return session.turn(
         turn.query,
@@ -204,15 +211,59 @@ def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0)
 
 def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
              on_turn: Callable[[], None] = lambda: None) -> list[TurnResult]:
-    """Run one session and return its rows (nothing is written here)."""
+    """Run one session and return its rows (nothing is written here).
+
+    Under `own` history the selector's session runs end to end. Under `gold` history
+    a reference session is driven by the gold labels (the oracle), and each turn is
+    played by the selector on a fork of it, so every selector starts every turn from
+    the same state.
+    """
     scenario = unit.scenario
     selector = build_selector(unit.selector_spec, config)
+    gold = config.history == "gold"
     rows: list[TurnResult] = []
-    with open_session(scenario, selector, config.compat) as opened:
+    with open_session(scenario, OracleSelector() if gold else selector,
+                      config.compat) as opened:
+        session, context = opened.session, Context()
         for index, turn in enumerate(scenario.turns):
-            record = play_turn(opened.session, scenario, turn, unit.repeat)
+            if turn.compact_before:
+                session.compact()
+                context.clear()
+                reset = getattr(selector, "reset", None)
+                if gold and callable(reset):  # the forks' selector forgets too
+                    reset()
+            in_context = context.keys()
+            if gold:
+                record = play_turn(session.fork(selector), scenario, turn, unit.repeat,
+                                   compact=False)
+                context.add(play_turn(session, scenario, turn, unit.repeat, compact=False))
+            else:
+                record = play_turn(session, scenario, turn, unit.repeat, compact=False)
+                context.add(record)
             reachable = phase1_reachability(turn, opened.contexts["index"])
-            rows.append(turn_result(unit, index, turn, record, judges, reachable,
-                                    root=str(opened.world.root)))
+            rows.append(turn_result(
+                unit, index, turn, record, judges, reachable, root=str(opened.world.root),
+                history=config.history, in_context=in_context,
+                earlier_relevant=context.earlier_relevant(scenario, index)))
             on_turn()
     return rows
+
+
+class Context:
+    """Which memories are in the transcript (surfaced since the last compaction)."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, None] = {}
+
+    def add(self, record: TurnRecord) -> None:
+        self._keys.update(dict.fromkeys(s.key for s in record.surfaced))
+
+    def clear(self) -> None:
+        self._keys.clear()
+
+    def keys(self) -> tuple[str, ...]:
+        return tuple(self._keys)
+
+    @staticmethod
+    def earlier_relevant(scenario: Scenario, index: int) -> tuple[str, ...]:
+        return tuple(sorted({k for t in scenario.turns[:index] for k in t.labels.relevant}))

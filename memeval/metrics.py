@@ -62,7 +62,7 @@ REQUIRED_COLUMNS: tuple[str, ...] = ("turn_id", "selected", "relevant")
 _DEFAULTS: dict[str, Any] = {
     "scenario": "", "category": "uncategorized", "selector": "", "judge": "", "acceptable": (),
     "surfaced_bytes": 0, "error": None, "judge_error": None, "unscored": None, "repeat": 0,
-    "recall_known": True, "needs_memory": None,
+    "recall_known": True, "needs_memory": None, "covered": 0, "history": "own",
 }
 UNSCORED_SELECTOR = "selector error"
 UNSCORED_JUDGE = "judge error"
@@ -198,7 +198,8 @@ def _present(value: Any) -> bool:
 
 
 TURN_COLUMNS: tuple[str, ...] = (
-    *ID_COLUMNS, "judge", "selected", "relevant", "acceptable", "surfaced_bytes",
+    *ID_COLUMNS, "judge", "history", "selected", "relevant", "acceptable", "covered",
+    "surfaced_bytes",
     "selector_error", "judge_error", "scored", "unscored_reason",
     *TurnMetrics.__dataclass_fields__,
 )
@@ -270,7 +271,12 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         relevant = {v.key for v in verdicts if v.verdict == "relevant"}
         acceptable = {v.key for v in verdicts if v.verdict == "acceptable"} - relevant
         recall_known = graded is not None
-        needs = None if recall_known else bool(result.relevant)
+        needs = None if recall_known else bool(set(result.relevant) - set(result.in_context))
+    # Context-aware: what is already in the transcript is covered, not missed; a
+    # memory that was relevant earlier is at worst acceptable when picked again.
+    covered = relevant & set(result.in_context)
+    relevant -= covered
+    acceptable |= set(result.earlier_relevant) - relevant
     by_key = {v.key: v.verdict for v in judgement.verdicts}
     picks = set(result.selected)
     unscored = None
@@ -285,7 +291,8 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         "category": result.category, "selector": result.selector, "judge": judge,
         "repeat": result.repeat, "selected": result.selected,
         "relevant": sorted(relevant), "acceptable": sorted(acceptable),
-        "recall_known": recall_known, "needs_memory": needs,
+        "recall_known": recall_known, "needs_memory": needs, "covered": len(covered),
+        "history": result.history,
         "surfaced_bytes": result.surfaced_bytes, "error": result.selector_error,
         "judge_error": judgement.error, "unscored": unscored,
         "skipped": result.skipped, "discarded": result.discarded,

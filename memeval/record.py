@@ -53,6 +53,10 @@ class TurnResult:
         startup_reachable: relevant project memory -> its index line survives startup.
         judgements: judge spec -> its grading of the turn.
         record: the session's `TurnRecord.to_dict()`.
+        history: `gold` (played from the state the labels imply) or `own` (the
+            selector's own session end to end).
+        in_context: memory keys already in the transcript when the turn began.
+        earlier_relevant: keys labelled relevant at an earlier turn of the scenario.
         root: the session's temporary folder (not stored; paths are made relative to it).
     """
 
@@ -78,6 +82,9 @@ class TurnResult:
     judgements: Mapping[str, Judgement] = field(default_factory=dict)
     record: Mapping[str, Any] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
+    history: str = "own"
+    in_context: tuple[str, ...] = ()
+    earlier_relevant: tuple[str, ...] = ()
     root: str = field(default="", compare=False, repr=False)
 
     @property
@@ -109,6 +116,8 @@ class TurnResult:
             "query": self.query,
             "relevant": list(self.relevant), "acceptable": list(self.acceptable),
             "selected": list(self.selected),
+            "history": self.history, "in_context": list(self.in_context),
+            "earlier_relevant": list(self.earlier_relevant),
             "discarded": self.discarded, "skipped": self.skipped,
             "surfaced_bytes": self.surfaced_bytes,
             "selector_usage": self.selector_usage.to_dict(),
@@ -137,6 +146,9 @@ class TurnResult:
             relevant=tuple(data.get("relevant") or ()),
             acceptable=tuple(data.get("acceptable") or ()),
             selected=tuple(data.get("selected") or ()),
+            history=str(data.get("history") or "own"),
+            in_context=tuple(data.get("in_context") or ()),
+            earlier_relevant=tuple(data.get("earlier_relevant") or ()),
             discarded=bool(data.get("discarded")), skipped=data.get("skipped"),
             surfaced_bytes=int(data.get("surfaced_bytes") or 0),
             selector_usage=Usage(**(data.get("selector_usage") or {})),

@@ -15,6 +15,7 @@ from typing import Any, Literal
 DEFAULT_SELECTORS: tuple[str, ...] = ("bm25", "recency", "oracle")
 DEFAULT_JUDGES: tuple[str, ...] = ("gold",)
 CompatName = Literal["faithful", "hardened"]
+History = Literal["gold", "own"]
 
 
 def bundled_fixtures_dir() -> Path:
@@ -63,6 +64,10 @@ class RunConfig:
         seed: base seed for shuffles and seeded selectors.
         compat: `faithful` reproduces the system's quirks; `hardened` holds every
             invariant.
+        history: `gold` plays every turn from the state the gold labels imply (what
+            an oracle would have surfaced so far), so every selector sees the same
+            manifest at every turn and comparisons are paired; `own` replays each
+            selector's own session end to end (what a user would live through).
     """
 
     scenarios: tuple[str, ...] = field(default_factory=default_scenarios)
@@ -73,6 +78,7 @@ class RunConfig:
     concurrency: int = 4
     seed: int = 0
     compat: CompatName = "faithful"
+    history: History = "gold"
     llm: LLMOptions = field(default_factory=lambda: LLMOptions())
 
     def to_dict(self) -> dict[str, Any]:

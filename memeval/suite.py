@@ -243,6 +243,11 @@ class SuiteStore:
     foreign: dict[UnitKey, list[TurnResult]] = field(default_factory=dict)
     report_error: str | None = None
 
+    def __post_init__(self) -> None:
+        # The suites check a session's invariants turn after turn, so each selector's
+        # session runs end to end: own history, whatever the config asked for.
+        self.config = replace(self.config, history="own")
+
     # -- collection ---------------------------------------------------------------------
     def loaded(self) -> LoadResult:
         if self._loaded is None:

@@ -53,6 +53,10 @@ def update_latest_link(run_dir: Path) -> None:
 @click.option("--compat", type=click.Choice(["faithful", "hardened"]), default="faithful",
               show_default=True,
               help="faithful reproduces Claude Code's quirks; hardened holds every invariant.")
+@click.option("--history", type=click.Choice(["gold", "own"]), default="gold", show_default=True,
+              help="gold: every turn starts from the state the gold labels imply, so all "
+                   "selectors see the same manifests (paired comparison); own: each "
+                   "selector's session runs end to end, as a user would live it.")
 @click.option("--max-cost", type=click.FloatRange(min=0), default=None, metavar="USD",
               help="Stop issuing model calls once the run's spend would pass this.")
 @click.option("--cache", "cache", type=click.Path(dir_okay=False), default=None,
@@ -72,7 +76,8 @@ def update_latest_link(run_dir: Path) -> None:
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tuple[str, ...],
             out: Path | None, repeats: int, shuffle_manifest: bool, concurrency: int,
-            seed: int, compat: str, max_cost: float | None, cache: str | None, no_cache: bool,
+            seed: int, compat: str, history: str, max_cost: float | None, cache: str | None,
+            no_cache: bool,
             record_cassette: str | None, replay_cassette: str | None, batches: bool | None,
             prices: str | None, max_error_rate: float, quiet: bool) -> None:
     """Evaluate selectors on scenarios and write a run folder.
@@ -98,7 +103,7 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
         **({"selectors": selectors} if selectors else {}),
         **({"judges": judges} if judges else {}),
         repeats=repeats, shuffle_manifest=shuffle_manifest, concurrency=concurrency,
-        seed=seed, compat=compat, llm=llm,  # type: ignore[arg-type]
+        seed=seed, compat=compat, history=history, llm=llm,  # type: ignore[arg-type]
     )
     run_dir = out or timestamped_run_dir(Path("reports"))
     try:

@@ -10,6 +10,7 @@ validation → merge → cap → surfacing read → consumption, and returns a T
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -217,6 +218,17 @@ class Session:
         """Put a file into the read-file state, as a Read/Write/Edit would."""
         for p, _ in file_state_entries([ToolEvent("Read", True, os.fspath(path))], self.cwd):
             self._read_file_state.setdefault(p, how)
+
+    def fork(self, selector: Selector) -> Session:
+        """A session in this one's exact state (transcript, read files, budget) whose
+        next turns go to `selector`; this session is left as it was. Gold history plays
+        every turn of every selector from the reference session's state this way."""
+        twin = copy.copy(self)
+        twin.selector = selector
+        twin._attachments = list(self._attachments)
+        twin._read_file_state = dict(self._read_file_state)
+        twin.turns = list(self.turns)
+        return twin
 
     def compact(self) -> None:
         """Compaction: old attachments leave the transcript and the read-file state is

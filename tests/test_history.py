@@ -1,0 +1,81 @@
+"""History control: under gold history every selector starts every turn from the same state."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+
+from memeval.compare import compare_tables
+from memeval.errors import MemevalError
+from memeval.harness import Unit, run_unit
+from memeval.judges import resolve_judge
+from memeval.metrics import score_results
+from memeval.run_config import RunConfig, bundled_fixtures_dir
+from memeval.scenarios import load
+from memeval.testing.synthetic import synthetic_rows
+
+SCENARIOS = [load(bundled_fixtures_dir() / "scenarios" / name) for name in (
+    "a-rails-invoicing.yaml", "a-dbt-warehouse.yaml", "b-terraform-aws.yaml")]
+
+
+def rows(selector: str, history: str) -> list:
+    config = RunConfig(selectors=(selector,), history=history)  # type: ignore[arg-type]
+    judges = [resolve_judge("gold")]
+    return [r for s in SCENARIOS for r in run_unit(Unit(s, selector, 0), config, judges)]
+
+
+def manifests(results: list) -> dict:
+    return {(r.scenario, r.turn_id): tuple(d["manifest"] for d in r.record["dirs"])
+            for r in results}
+
+
+def test_under_gold_history_every_selector_sees_the_same_manifests() -> None:
+    bm25, recency = rows("bm25", "gold"), rows("recency", "gold")
+    assert manifests(bm25) == manifests(recency)
+    assert not [r for r in recency if r.skipped == "nothing-to-select"]
+    assert {r.history for r in bm25} == {"gold"}
+
+
+def test_under_own_history_each_selector_lives_its_own_session() -> None:
+    bm25, recency = rows("bm25", "own"), rows("recency", "own")
+    assert manifests(bm25) != manifests(recency)
+    # recency surfaces the five newest every turn, so it runs out of candidates
+    assert Counter(r.skipped for r in recency)["nothing-to-select"] > 0
+
+
+def test_memories_in_context_are_covered_and_earlier_relevant_picks_acceptable() -> None:
+    from memeval.judges.base import Judgement, MemoryVerdict
+
+    row = replace(synthetic_rows(turns=1, selectors=("bm25",))[0],
+                  relevant=("a.md", "b.md"), selected=("c.md",), in_context=("a.md",),
+                  earlier_relevant=("c.md",), selector_error=None,
+                  judgements={"gold": Judgement("t0", "gold", (MemoryVerdict("c.md",
+                                                                            "irrelevant"),),
+                                                relevant=("a.md", "b.md"))})
+    scored = score_results([row]).iloc[0]
+    assert scored["covered"] == 1  # a.md was already in the transcript: not a miss
+    assert scored["n_relevant"] == 1  # only b.md is still needed
+    assert scored["recall"] == 0.0 and scored["false_positives"] == 0  # c.md: acceptable
+    assert scored["acceptable_selected"] == 1
+
+
+def test_compare_refuses_to_pair_runs_of_different_histories() -> None:
+    gold = score_results(rows("bm25", "gold"))
+    own = score_results(rows("bm25", "own"))
+    with pytest.raises(MemevalError, match="replay history differently"):
+        compare_tables(gold, own)
+
+
+def test_a_fork_leaves_the_reference_session_untouched() -> None:
+    from memeval.harness import open_session, play_turn
+    from memeval.selectors import resolve_selector
+
+    scenario = SCENARIOS[0]
+    with open_session(scenario, resolve_selector("recency")) as opened:
+        reference = opened.session
+        fork = reference.fork(resolve_selector("recency"))
+        record = play_turn(fork, scenario, scenario.turns[0])
+        assert record.surfaced and fork.surfaced_paths
+        assert not reference.surfaced_paths and reference.surfaced_bytes == 0
