@@ -193,3 +193,22 @@ def test_bm25_relative_bar_drops_weak_matches_next_to_a_strong_one() -> None:
     strict = BM25Selector(threshold=0.0, relative=0.9).select(request(query)).names
     assert strict == loose[:1] == ("testing.md",)
     assert len(loose) > 1
+
+
+def test_the_async_path_checks_answers_as_the_sync_path_does() -> None:
+    import asyncio
+
+    from memeval.selectors.base import SelectionResult, safe_aselect
+
+    class Stringy:
+        name = "stringy"
+
+        def select(self, request):
+            return SelectionResult(names="a.md")  # type: ignore[arg-type]
+
+        async def aselect(self, request):
+            return self.select(request)
+
+    sync = safe_select(Stringy(), request("q"))  # type: ignore[arg-type]
+    async_ = asyncio.run(safe_aselect(Stringy(), request("q")))  # type: ignore[arg-type]
+    assert not sync.ok and not async_.ok and sync.error == async_.error

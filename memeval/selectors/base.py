@@ -105,12 +105,8 @@ class SyncSelector:
         return await asyncio.to_thread(self.select, request)
 
 
-def safe_select(selector: Selector, request: SelectionRequest) -> SelectionResult:
-    """Call a selector, turning any exception into a recorded error (never an empty pick)."""
-    try:
-        result = selector.select(request)
-    except Exception as exc:  # a selector bug must not end the run; it is recorded
-        return SelectionResult.failure(f"{type(exc).__name__}: {exc}")
+def _validated(selector: Selector, result: object) -> SelectionResult:
+    """What a selector returned, or a recorded failure saying why it is not an answer."""
     if not isinstance(result, SelectionResult):
         return SelectionResult.failure(
             f"selector {getattr(selector, 'name', selector)!r} returned "
@@ -124,14 +120,19 @@ def safe_select(selector: Selector, request: SelectionRequest) -> SelectionResul
     return result
 
 
+def safe_select(selector: Selector, request: SelectionRequest) -> SelectionResult:
+    """Call a selector, turning any exception into a recorded error (never an empty pick)."""
+    try:
+        result = selector.select(request)
+    except Exception as exc:  # a selector bug must not end the run; it is recorded
+        return SelectionResult.failure(f"{type(exc).__name__}: {exc}")
+    return _validated(selector, result)
+
+
 async def safe_aselect(selector: Selector, request: SelectionRequest) -> SelectionResult:
-    """Async twin of `safe_select`."""
+    """Async twin of `safe_select`, with the same checks."""
     try:
         result = await selector.aselect(request)
     except Exception as exc:  # recorded, as in safe_select
         return SelectionResult.failure(f"{type(exc).__name__}: {exc}")
-    if not isinstance(result, SelectionResult):
-        return SelectionResult.failure(
-            f"selector returned {type(result).__name__}, expected SelectionResult"
-        )
-    return result
+    return _validated(selector, result)
