@@ -16,7 +16,7 @@ import platform
 import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +27,7 @@ from tqdm import tqdm
 from memeval import __version__
 from memeval.errors import MemevalError
 from memeval.harness import Unit, run_unit
+from memeval.interrupt import RunInterrupted, StopRequested, stop_on_signals
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
 from memeval.results import (
@@ -128,15 +129,26 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
                 bar.update(1)
 
         unit_errors: list[str] = []
-        with ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
-            futures = {pool.submit(run_unit, u, config, judges, tick): u for u in todo}
+        written = 0
+        with stop_on_signals() as stop, \
+                ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
+            futures = {pool.submit(run_unit, u, config, judges, tick, stop): u for u in todo}
             for future in as_completed(futures):
                 unit = futures.pop(future)  # a finished future would hold its rows to the end
+                if stop.is_set():
+                    for pending in futures:
+                        pending.cancel()  # units not started yet never start
                 try:
                     writer.append_unit(future.result())
+                    written += 1
+                except (StopRequested, CancelledError):
+                    continue
                 except Exception as exc:  # one broken session must not cost the others
                     unit_errors.append(_unit_failure(unit, exc))
         bar.close()
+        if stop.is_set():
+            (finish or finish_run)(run_dir, {"unit_errors": unit_errors})
+            raise RunInterrupted(written, len(todo) - written)
         extra: dict[str, Any] = {"unit_errors": unit_errors}
         if llm_client is not None:
             extra["llm"] = llm_client.summary()

@@ -10,11 +10,13 @@ oracle, via `use_labels`); the session never sees them.
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from memeval.interrupt import StopRequested
 from memeval.judges.base import Judge, Judgement, JudgeRequest, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
 from memeval.memdir.text import utf8_len
@@ -210,13 +212,15 @@ def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0,
 
 
 def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
-             on_turn: Callable[[], None] = lambda: None) -> list[TurnResult]:
+             on_turn: Callable[[], None] = lambda: None,
+             stop: threading.Event | None = None) -> list[TurnResult]:
     """Run one session and return its rows (nothing is written here).
 
     Under `own` history the selector's session runs end to end. Under `gold` history
     a reference session is driven by the gold labels (the oracle), and each turn is
     played by the selector on a fork of it, so every selector starts every turn from
-    the same state.
+    the same state. When `stop` is set, the unit ends at the next turn boundary with
+    `StopRequested` (its rows are dropped; a resume replays it from the cache).
     """
     scenario = unit.scenario
     selector = build_selector(unit.selector_spec, config)
@@ -226,6 +230,8 @@ def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
                       config.compat) as opened:
         session, context = opened.session, Context()
         for index, turn in enumerate(scenario.turns):
+            if stop is not None and stop.is_set():
+                raise StopRequested(f"{scenario.id}: stopped before turn {turn.id}")
             if turn.compact_before:
                 session.compact()
                 context.clear()

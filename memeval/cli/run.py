@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 from pathlib import Path
 
 import click
 
 from memeval.errors import MemevalError
+from memeval.interrupt import EXIT_INTERRUPTED, RunInterrupted
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the run could not run (one `Error:` line) or a session crashed
@@ -88,7 +91,8 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
 
     Exit codes: 0 finished cleanly; 1 the run failed (or a session crashed; rerun to
     resume); 2 usage error; 3 finished, but a selector or judge erred on more than
-    --max-error-rate of its turns, or a scenario file failed to load.
+    --max-error-rate of its turns, or a scenario file failed to load; 130 stopped by
+    Ctrl-C or SIGTERM (finished sessions kept; the message names the resume command).
     """
     from memeval.evaluate import evaluate, timestamped_run_dir
     from memeval.run_config import LLMOptions, RunConfig, default_scenarios
@@ -108,6 +112,12 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
     run_dir = out or timestamped_run_dir(Path("reports"))
     try:
         outcome = evaluate(config, run_dir, progress=not quiet)
+    except RunInterrupted as exc:
+        resume = shlex.join(["memeval", *sys.argv[1:],
+                             *([] if out else ["--out", str(run_dir)])])
+        click.echo(f"{exc}. The folder is marked unfinished; resume with:\n  {resume}",
+                   err=True)
+        raise SystemExit(EXIT_INTERRUPTED) from None
     except MemevalError as exc:
         raise click.ClickException(str(exc)) from None
     if out is None:

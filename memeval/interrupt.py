@@ -1,0 +1,62 @@
+"""Ctrl-C and SIGTERM during a run: the first asks it to stop, the second ends it at once.
+
+A run is many independent session units. On the first signal no new unit starts,
+running units stop at their next turn boundary (their rows are not written, and
+every answer they paid for is in the response cache, so the resume pays nothing
+twice), and finished units stay on disk. A second signal exits immediately:
+everything written so far is already durable.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+from memeval.errors import MemevalError
+
+EXIT_INTERRUPTED = 130  # the shell's code for a run ended by SIGINT
+
+
+class StopRequested(MemevalError):
+    """Raised inside a unit at a turn boundary once a stop was asked for."""
+
+
+class RunInterrupted(MemevalError):
+    """The run stopped early on a signal; finished units are on disk."""
+
+    def __init__(self, done: int, left: int) -> None:
+        super().__init__(f"interrupted: {done} session(s) written, {left} left to run")
+        self.done, self.left = done, left
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[threading.Event]:
+    """An event set by the first SIGINT/SIGTERM; the second exits with code 130.
+
+    Handlers are installed only in the main thread (elsewhere, as under some test
+    runners, the event simply never fires from a signal).
+    """
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        if stop.is_set():
+            sys.stderr.write("\nmemeval: stopped at once; finished sessions are on disk.\n")
+            os._exit(EXIT_INTERRUPTED)
+        stop.set()
+        sys.stderr.write(f"\nmemeval: {signal.Signals(signum).name} — finishing the sessions "
+                         "in flight at their next turn; press Ctrl-C again to stop at once.\n")
+
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
