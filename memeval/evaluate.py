@@ -42,6 +42,7 @@ from memeval.run_config import RunConfig
 from memeval.scenarios import Scenario, load_many
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
+from memeval.shards import Shard
 from memeval.summary import summarize
 
 
@@ -58,9 +59,12 @@ class RunOutcome:
     unit_errors: tuple[str, ...] = ()
 
 
-def plan_units(scenarios: Iterable[Scenario], config: RunConfig) -> list[Unit]:
-    return [Unit(s, spec, r) for s in scenarios for spec in config.selectors
-            for r in range(config.repeats)]
+def plan_units(scenarios: Iterable[Scenario], config: RunConfig,
+               shard: Shard | None = None) -> list[Unit]:
+    """Every session unit of the run, or the share `shard` owns."""
+    units = [Unit(s, spec, r) for s in scenarios for spec in config.selectors
+             for r in range(config.repeats)]
+    return units if shard is None else [u for u in units if shard.owns(u.key)]
 
 
 def run_config_record(config: RunConfig, selectors: Sequence[Selector],
@@ -88,7 +92,7 @@ Summarizer = Callable[[Path, Mapping[str, Any]], dict[str, Any]]
 
 
 def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
-             finish: Summarizer | None = None) -> RunOutcome:
+             finish: Summarizer | None = None, shard: Shard | None = None) -> RunOutcome:
     """Run (or resume) the evaluation described by `config` into `run_dir`.
 
     Args:
@@ -97,6 +101,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         progress: show a progress bar over turns.
         finish: builds `summary.json` and the report from the folder and extra
             run facts (defaults to `finish_run`).
+        shard: run only this share of the units (see `memeval.shards`).
     """
     loaded = load_many(config.scenarios)
     scenario_errors = tuple(str(error) for error in loaded.errors)
@@ -109,15 +114,16 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
     run_dir.mkdir(parents=True, exist_ok=True)
-    _check_resumable(run_dir, config)
+    _check_resumable(run_dir, config, shard)
 
-    units = plan_units(loaded.scenarios, config)
+    units = plan_units(loaded.scenarios, config, shard)
     with ResultsWriter(run_dir) as writer:
         done = writer.completed_units()
         todo = [u for u in units if u.key not in done]
         write_json(run_dir / CONFIG_FILE, {
             **run_config_record(config, selectors, judges),
             "scenario_errors": list(scenario_errors),
+            "shard": None if shard is None else [shard.index, shard.count],
         })
         total_turns = sum(len(u.scenario.turns) for u in todo)
         bar = tqdm(total=total_turns, desc="memeval", unit="turn", disable=not progress,
@@ -167,15 +173,16 @@ def _unit_failure(unit: Unit, exc: BaseException) -> str:
             "rows. Fix the cause and rerun the same command to evaluate just this session.")
 
 
-def _check_resumable(run_dir: Path, config: RunConfig) -> None:
+def _check_resumable(run_dir: Path, config: RunConfig, shard: Shard | None) -> None:
     previous = run_dir / CONFIG_FILE
     if not previous.exists() or not (run_dir / RESULTS_FILE).exists():
         return
     try:
-        old = json.loads(previous.read_text()).get("fingerprint")
-    except (OSError, json.JSONDecodeError):
+        record = json.loads(previous.read_text())
+        old = (record.get("fingerprint"), record.get("shard"))
+    except (OSError, json.JSONDecodeError, AttributeError):
         old = None
-    if old != config.fingerprint():
+    if old != (config.fingerprint(), None if shard is None else [shard.index, shard.count]):
         raise MemevalError(
             f"{run_dir} holds results of a different configuration; resuming would mix "
             "them. Pass a new --out, or delete the folder to start over."

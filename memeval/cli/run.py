@@ -73,6 +73,9 @@ def update_latest_link(run_dir: Path) -> None:
               help="Send model calls through the Message Batches API (half price).")
 @click.option("--prices", type=click.Path(dir_okay=False, exists=True), default=None,
               help="A price table overriding the bundled one (see docs/llm.md).")
+@click.option("--shard", default=None, metavar="K/N",
+              help="Run only share K of N of the sessions (stable hash); join the shares "
+                   "with `memeval merge`. See docs/scale.md.")
 @click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Exit with code 3 when a selector or judge errs on more than this share "
                    "of its turns (the rows are still written).")
@@ -82,7 +85,8 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
             seed: int, compat: str, history: str, max_cost: float | None, cache: str | None,
             no_cache: bool,
             record_cassette: str | None, replay_cassette: str | None, batches: bool | None,
-            prices: str | None, max_error_rate: float, quiet: bool) -> None:
+            prices: str | None, shard: str | None, max_error_rate: float,
+            quiet: bool) -> None:
     """Evaluate selectors on scenarios and write a run folder.
 
     The folder holds results.jsonl (one row per turn × selector, with every judge's
@@ -110,8 +114,11 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
         seed=seed, compat=compat, history=history, llm=llm,  # type: ignore[arg-type]
     )
     run_dir = out or timestamped_run_dir(Path("reports"))
+    from memeval.shards import Shard
+
     try:
-        outcome = evaluate(config, run_dir, progress=not quiet)
+        share = None if shard is None else Shard.parse(shard)
+        outcome = evaluate(config, run_dir, progress=not quiet, shard=share)
     except RunInterrupted as exc:
         resume = shlex.join(["memeval", *sys.argv[1:],
                              *([] if out else ["--out", str(run_dir)])])

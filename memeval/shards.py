@@ -1,0 +1,112 @@
+"""Beyond one machine: run a stable share of a run's units, and merge the shares.
+
+`memeval run --shard K/N` keeps the units whose hash falls in share K of N (a unit is
+one scenario × selector × repeat, so shares never split a session). Any scheduler
+can run the N shares — a CI matrix, a Kubernetes Indexed Job, a Slurm array — and
+`memeval merge OUT RUN…` checks that they are the shares of one config, disjoint and
+complete, joins their rows and writes the summary and report once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memeval.errors import MemevalError
+from memeval.record import TurnResult
+from memeval.results import (
+    CONFIG_FILE,
+    INCOMPLETE_MARKER,
+    RESULTS_FILE,
+    ResultsWriter,
+    read_results,
+    write_json,
+)
+
+_SPEC = re.compile(r"^(\d+)/(\d+)$")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Share `index` (1-based) of `count`."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        match = _SPEC.match(text.strip())
+        if not match or not 1 <= int(match[1]) <= int(match[2]):
+            raise MemevalError(f"--shard {text!r}: write K/N with 1 <= K <= N, e.g. 2/3")
+        return cls(int(match[1]), int(match[2]))
+
+    def owns(self, unit_key: Sequence[Any]) -> bool:
+        """Whether this share runs the unit: a hash of its key, stable across machines."""
+        digest = hashlib.sha256("\x1f".join(map(str, unit_key)).encode()).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def _config(run: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((run / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise MemevalError(f"{run}: no readable {CONFIG_FILE} ({exc}); pass folders written "
+                           "by `memeval run --shard K/N --out DIR`") from None
+    return data
+
+
+def merge_runs(out: Path, runs: Sequence[Path]) -> int:
+    """Join the shares `runs` into `out` (rows only; the caller finishes the run).
+
+    Returns the number of rows written. Refuses, in one line each, shares of different
+    configs, unfinished shares, overlapping or missing shares and overlapping units.
+    """
+    if (out / RESULTS_FILE).exists():
+        raise MemevalError(f"{out} already holds results; merge into a new folder")
+    configs = [_config(run) for run in runs]
+    first = configs[0]
+    for run, config in zip(runs, configs, strict=True):
+        if config.get("fingerprint") != first.get("fingerprint"):
+            raise MemevalError(f"{run} ran another configuration than {runs[0]} (fingerprint "
+                               f"{config.get('fingerprint')} vs {first.get('fingerprint')}); "
+                               "merge only shares of one command")
+        if (run / INCOMPLETE_MARKER).exists():
+            raise MemevalError(f"{run} has not finished; rerun its command to complete it")
+    shards = [config.get("shard") for config in configs]
+    counts = {s[1] for s in shards if s}
+    if None in shards or len(counts) != 1:
+        raise MemevalError("every folder must be one share of the same split (run with "
+                           f"--shard K/N); got {', '.join(map(str, shards))}")
+    count = counts.pop()
+    seen = sorted(s[0] for s in shards)
+    if seen != list(range(1, count + 1)):
+        missing = sorted(set(range(1, count + 1)) - set(seen))
+        twice = sorted({k for k in seen if seen.count(k) > 1})
+        raise MemevalError(f"shares of {count}: missing {missing or 'none'}, given twice "
+                           f"{twice or 'none'}; pass each share exactly once")
+    units: dict[tuple[str, str, int], list[TurnResult]] = {}
+    owner: dict[tuple[str, str, int], Path] = {}
+    for run in runs:
+        mine: dict[tuple[str, str, int], list[TurnResult]] = {}
+        for row in read_results(run):
+            mine.setdefault(row.unit_key, []).append(row)
+        for key, rows in mine.items():
+            if key in units:
+                raise MemevalError(f"session {key} is in both {owner[key]} and {run}; "
+                                   "shares must not overlap")
+            units[key], owner[key] = rows, run
+    with ResultsWriter(out) as writer:
+        for key in sorted(units):
+            writer.append_unit(units[key])
+        rows = writer.row_count
+    write_json(out / CONFIG_FILE, {**first, "shard": None,
+                                   "merged_from": [str(run) for run in runs]})
+    return rows
