@@ -83,15 +83,27 @@ def browser_required() -> bool:
     return os.environ.get(REQUIRE_ENV, "").strip().lower() not in {"", "0", "no", "false"}
 
 
+NO_CHROMIUM = f"no Chromium for the report's browser tests: {CHROMIUM_INSTALL}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without Chromium, skip this folder's tests (one summary line per file), unless
+    the environment says they are required."""
+    if browser_required() or find_chromium() is not None:
+        return
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.skip(reason=NO_CHROMIUM))
+
+
 # Session scope and autouse: decided before any costly fixture (a real run) is built.
 @pytest.fixture(scope="session", autouse=True)
 def chromium() -> Path:
     found = find_chromium()
-    if found is None:
-        reason = f"no Chromium for the report's browser tests: {CHROMIUM_INSTALL}"
-        if browser_required():
-            pytest.fail(f"{reason} ({REQUIRE_ENV}=1 makes them required)", pytrace=False)
-        pytest.skip(reason)
+    if found is None:  # only reached when required: otherwise the items were skipped
+        pytest.fail(f"{NO_CHROMIUM} ({REQUIRE_ENV}=1 makes these tests required)",
+                    pytrace=False)
     return found
 
 
