@@ -80,6 +80,7 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
         evaluate,
         timestamped_run_dir,
     )
+    from memeval.results import RunFolderBusy
 
     if cache and no_cache:
         raise click.UsageError("--cache and --no-cache contradict each other; pick one")
@@ -96,8 +97,10 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
     run_dir = out or timestamped_run_dir(Path("reports"))
     try:
         outcome = evaluate(config, run_dir, progress=not quiet)
-    except MemevalError as exc:
+    except RunFolderBusy as exc:  # not a mistake in the command: another run holds the folder
         raise click.ClickException(str(exc)) from None
+    except MemevalError as exc:  # a bad spec, scenario path, --out or setting: exit code 2
+        raise click.UsageError(str(exc)) from None
     if out is None:
         update_latest_link(run_dir)
     for problem in outcome.scenario_errors:
