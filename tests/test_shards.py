@@ -97,4 +97,4 @@ def test_overlapping_sessions_are_refused(shares, tmp_path: Path) -> None:
 
 def test_a_bad_shard_spec_is_one_line() -> None:
     code, output = memeval("run", "--shard", "4/3")
-    assert code == 1 and "1 <= K <= N" in output
+    assert code == 2 and "1 <= K <= N" in output

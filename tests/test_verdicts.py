@@ -136,7 +136,7 @@ def test_claude_without_a_key_stops_before_any_call(tmp_path: Path,
         monkeypatch.delenv(name, raising=False)
     set_default_client(None)  # a fresh process: no client from an earlier test
     code, output = memeval("run", "--quiet", "--out", str(tmp_path / "r"), "-s", "claude")
-    assert code == 1
+    assert code == 2  # bad command input: no key for the model asked for
     assert "ANTHROPIC_API_KEY" in output and "--replay-cassette" in output
     assert output.count("\n") == 1 and "Traceback" not in output
     assert not (tmp_path / "r" / "results.jsonl").exists()

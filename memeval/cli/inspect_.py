@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 import click
@@ -11,12 +12,32 @@ from memeval.errors import MemevalError
 EXAMPLES = """
 \b
 Examples:
-  memeval inspect fixtures/scenarios/a-django-shop.yaml            # every turn, bm25
-  memeval inspect SCENARIO --turn t3 --selector 'recency?k=3'
+  memeval inspect a-dbt-warehouse                 # a bundled scenario by id; every turn, bm25
+  memeval inspect my/scenarios/shop.yaml --turn t3 --selector 'recency?k=3'
   memeval inspect SCENARIO --startup                                # the startup context
 """
 
 MARKS = {"relevant": "★", "acceptable": "~", "irrelevant": " "}
+
+
+def resolve_scenario(value: str) -> Path:
+    """A scenario file, or the id of a bundled scenario (works from a wheel install too)."""
+    from memeval.run_config import bundled_fixtures_dir
+
+    path = Path(value).expanduser()
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise click.BadParameter(f"{value} is a folder; pass one scenario file or a bundled "
+                                 "scenario id", param_hint="SCENARIO")
+    bundled = sorted((bundled_fixtures_dir() / "scenarios").glob("*.yaml"))
+    ids = {p.stem: p for p in bundled}
+    if value in ids:
+        return ids[value]
+    close = difflib.get_close_matches(value, ids, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise click.BadParameter(f"no file {value!r} and no bundled scenario of that id{hint}; "
+                             f"bundled: {', '.join(ids)}", param_hint="SCENARIO")
 
 
 def _render_turn(turn, record, labels) -> list[str]:  # type: ignore[no-untyped-def]
@@ -48,7 +69,7 @@ def _render_turn(turn, record, labels) -> list[str]:  # type: ignore[no-untyped-
 
 
 @click.command("inspect", epilog=EXAMPLES)
-@click.argument("scenario", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("scenario", metavar="SCENARIO")
 @click.option("--turn", "turn_id", metavar="ID", help="Show only this turn (earlier turns "
               "still run, so the session state is right).")
 @click.option("-s", "--selector", "selector_spec", default="bm25", show_default=True,
@@ -59,21 +80,28 @@ def _render_turn(turn, record, labels) -> list[str]:  # type: ignore[no-untyped-
               help="Also print the system reminders exactly as the main model receives them.")
 @click.option("--compat", type=click.Choice(["faithful", "hardened"]), default="faithful",
               show_default=True, help="Quirk preset of the session.")
-def command(scenario: Path, turn_id: str | None, selector_spec: str, startup: bool,
+def command(scenario: str, turn_id: str | None, selector_spec: str, startup: bool,
             reminders: bool, compat: str) -> None:
-    """Show a scenario turn by turn: manifest with gold labels, the pick, what surfaced."""
+    """Show a scenario turn by turn: manifest with gold labels, the pick, what surfaced.
+
+    SCENARIO is a scenario YAML file or the id of a bundled scenario (a-dbt-warehouse).
+    """
     from memeval.harness import open_session, play_turn
     from memeval.scenarios import load
     from memeval.selectors import resolve_selector
 
+    path = resolve_scenario(scenario)
     try:
-        loaded = load(scenario)
+        loaded = load(path)
+    except MemevalError as exc:
+        raise click.BadParameter(str(exc), param_hint="SCENARIO") from None
+    try:
         selector = resolve_selector(selector_spec)
     except MemevalError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.BadParameter(str(exc), param_hint="--selector") from None
     if turn_id is not None and turn_id not in {t.id for t in loaded.turns}:
         known = ", ".join(t.id for t in loaded.turns)
-        raise click.BadParameter(f"no turn {turn_id!r} in {scenario}; turns: {known}",
+        raise click.BadParameter(f"no turn {turn_id!r} in {path}; turns: {known}",
                                  param_hint="--turn")
     with open_session(loaded, selector, compat) as opened:  # type: ignore[arg-type]
         if startup:

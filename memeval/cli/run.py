@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from memeval.cli._errors import InputError
 from memeval.errors import MemevalError
 from memeval.interrupt import EXIT_INTERRUPTED, RunInterrupted
 
@@ -93,12 +94,15 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
     verdicts), payloads.jsonl, summary.json, config.json and index.html. Rerunning the
     same command with the same --out resumes an interrupted run.
 
-    Exit codes: 0 finished cleanly; 1 the run failed (or a session crashed; rerun to
-    resume); 2 usage error; 3 finished, but a selector or judge erred on more than
-    --max-error-rate of its turns, or a scenario file failed to load; 130 stopped by
-    Ctrl-C or SIGTERM (finished sessions kept; the message names the resume command).
+    Exit codes: 0 finished cleanly; 1 the run failed (another run holds the folder, or
+    a session crashed; rerun to resume); 2 bad command input (an option, a spec, a
+    scenario file, the folder, a missing key); 3 finished, but a selector or judge
+    erred on more than --max-error-rate of its turns, or a scenario file failed to
+    load; 130 stopped by Ctrl-C or SIGTERM (finished sessions kept; the message names
+    the resume command).
     """
     from memeval.evaluate import evaluate, timestamped_run_dir
+    from memeval.results import RunFolderBusy
     from memeval.run_config import LLMOptions, RunConfig, default_scenarios
 
     if cache and no_cache:
@@ -125,8 +129,10 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
         click.echo(f"{exc}. The folder is marked unfinished; resume with:\n  {resume}",
                    err=True)
         raise SystemExit(EXIT_INTERRUPTED) from None
-    except MemevalError as exc:
+    except RunFolderBusy as exc:  # not a mistake in the command: another run holds the folder
         raise click.ClickException(str(exc)) from None
+    except MemevalError as exc:  # a bad spec, scenario path, --out or setting: exit code 2
+        raise InputError(str(exc)) from None
     if out is None:
         update_latest_link(run_dir)
     for problem in outcome.scenario_errors:

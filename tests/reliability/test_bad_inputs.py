@@ -67,7 +67,7 @@ def test_each_scenario_mistake_names_file_line_and_fix(tmp_path: Path, mistake: 
     bad.write_text(GOOD.replace(old, new, 1), encoding="utf-8")
     out = tmp_path / "out"
     code, output = run("--scenarios", str(bad), "--out", str(out), "-s", "bm25")
-    assert code == 1
+    assert code == 2  # a usage error: the scenario passed is bad
     assert f"{bad}:{line}:" in output, output
     assert fix in output, output
     assert "Traceback" not in output
@@ -115,7 +115,7 @@ def test_each_bad_option_is_one_clear_error(tmp_path: Path, option: str,
     if "--scenarios" not in args:
         args = ["--scenarios", "s.yaml", *args]
     code, output = run(*args, "--out", "out")
-    assert code in (1, 2)  # 2: click's usage errors, 1: memeval's own
+    assert code == 2  # every bad option is a usage error, as in `memeval gate`
     assert fragment in output, output
     errors = [line for line in output.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1, output
@@ -129,7 +129,7 @@ def test_corrupt_cassette_names_its_line(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "tape.jsonl").write_text('{"key": "a", "request": {}, "response": {}}\nnot json\n')
     code, output = run("--scenarios", "s.yaml", "-s", "claude", "--replay-cassette",
                        "tape.jsonl", "--out", "out", "--no-cache")
-    assert code == 1
+    assert code == 2
     assert "tape.jsonl: line 2: not a cassette entry" in output and "re-record" in output
     assert_not_a_finished_run(tmp_path / "out")
 
@@ -141,7 +141,7 @@ def test_bad_budget_in_the_environment_is_named(tmp_path: Path,
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")  # past the no-key stop
     (tmp_path / "s.yaml").write_text(GOOD)
     code, output = run("--scenarios", "s.yaml", "-s", "claude", "--out", "out", "--no-cache")
-    assert code == 1 and "$MEMEVAL_MAX_COST='lots': expected a number" in output
+    assert code == 2 and "$MEMEVAL_MAX_COST='lots': expected a number" in output
     assert_not_a_finished_run(tmp_path / "out")
 
 

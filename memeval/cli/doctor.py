@@ -1,0 +1,95 @@
+"""`memeval doctor`: what this machine gives memeval, in one screen.
+
+A newcomer's questions before the first run: which versions, is a key set (never
+its value), where the response cache lives and how big it is, is there a Chromium
+for the report's browser tests, where the bundled fixtures are.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import click
+
+CHROMIUM_ENV = "MEMEVAL_CHROMIUM"
+CHROMIUM_INSTALL = ("install Chromium with `sudo apt-get install -y chromium` (Debian/Ubuntu), "
+                    f"or set {CHROMIUM_ENV}=/path/to/chromium")
+KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+PACKAGES = ("memeval", "anthropic", "openai", "playwright")
+
+EXAMPLES = """
+\b
+Examples:
+  memeval doctor                 # paste its output into a bug report: it holds no secret
+"""
+
+
+def find_chromium() -> Path | None:
+    """The Chromium the browser tests drive: `$MEMEVAL_CHROMIUM`, else `chromium` on PATH,
+    else /usr/bin/chromium; only a regular executable file counts."""
+    named = os.environ.get(CHROMIUM_ENV)
+    candidates = [named] if named else [shutil.which("chromium"), "/usr/bin/chromium"]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return Path(candidate)
+    return None
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _size(path: Path) -> str:
+    size = path.stat().st_size
+    if size < 1024:
+        return f"{size} bytes"
+    return f"{size / 1024:.1f} KB" if size < 1024**2 else f"{size / 1024**2:.1f} MB"
+
+
+def _cache_line() -> str:
+    from memeval.llm.config import CACHE_ENV, OFF, default_cache_path
+
+    raw = os.environ.get(CACHE_ENV)
+    if raw is not None and raw.strip().lower() in OFF:
+        return f"off (${CACHE_ENV}={raw!r})"
+    path = Path(raw).expanduser() if raw else default_cache_path()
+    where = f"{path}" + (f" (from ${CACHE_ENV})" if raw else "")
+    return f"{where}, {_size(path)}" if path.is_file() else f"{where}, not created yet"
+
+
+def _fixtures_line() -> str:
+    from memeval.run_config import bundled_fixtures_dir
+
+    root = bundled_fixtures_dir()
+    count = len(list((root / "scenarios").glob("*.yaml")))
+    return f"{root} ({count} scenarios)" if count else f"{root} (missing: reinstall memeval)"
+
+
+def report_lines() -> list[tuple[str, str]]:
+    """(label, value) pairs of the report; no value ever holds a secret."""
+    lines = [(name, _version(name)) for name in PACKAGES]
+    lines.insert(1, ("python", f"{platform.python_version()} ({sys.executable})"))
+    lines += [(key, "set" if os.environ.get(key) else "not set") for key in KEYS]
+    lines.append(("response cache", _cache_line()))
+    chromium = find_chromium()
+    lines.append(("chromium", str(chromium) if chromium
+                  else f"not found (browser tests skip): {CHROMIUM_INSTALL}"))
+    lines.append(("bundled fixtures", _fixtures_line()))
+    return lines
+
+
+@click.command("doctor", epilog=EXAMPLES)
+def command() -> None:
+    """Print versions, whether API keys are set, the cache, Chromium and the fixtures."""
+    lines = report_lines()
+    width = max(len(label) for label, _ in lines)
+    for label, value in lines:
+        click.echo(f"{label:<{width}}  {value}")
