@@ -83,10 +83,10 @@ def test_success_records_tokens_cost_latency_and_request_id():
 def test_cache_hit_on_rerun_makes_zero_calls(tmp_path):
     with FakeMessagesServer() as server:
         first = client(server, cache=tmp_path / "cache.sqlite").complete(request())
-    with FakeMessagesServer() as server:
-        door = client(server, cache=tmp_path / "cache.sqlite")
+        calls = len(server.requests)
+        door = client(server, cache=tmp_path / "cache.sqlite")  # a rerun, same endpoint
         again = door.complete(request())
-    assert server.requests == []
+        assert len(server.requests) == calls
     assert again.text == first.text and again.record.source == "cache"
     assert door.usage.calls == 0 and door.usage.cached == 1 and door.usage.cost_usd == 0
 
@@ -271,6 +271,7 @@ def test_batch_mode_end_to_end(tmp_path):
     with FakeMessagesServer(batch_polls=3) as server:
         door = client(server, use_batches=True, poll_interval=0.01, cache=tmp_path / "c.sqlite")
         answers = door.run_batch(items)
+        port = int(server.url.rsplit(":", 1)[1])
     paths = [(r.method, r.path.split("/")[-1]) for r in server.requests]
     assert paths[0] == ("POST", "batches") and paths[-1] == ("GET", "results")
     # 3 polls, then the SDK retrieves once more inside results(), then the JSONL
@@ -282,9 +283,9 @@ def test_batch_mode_end_to_end(tmp_path):
     full = load_prices().cost("claude-sonnet-4-6", input_tokens=answers[0].record.input_tokens,
                               output_tokens=answers[0].record.output_tokens)
     assert answers[0].record.cost_usd == pytest.approx(full / 2)
-    with FakeMessagesServer() as server:
-        again = client(server, use_batches=True, cache=tmp_path / "c.sqlite").run_batch(items)
-    assert server.requests == [] and {a.record.source for a in again} == {"cache"}
+    with FakeMessagesServer(batch_polls=3, port=port) as same:  # the same endpoint
+        again = client(same, use_batches=True, cache=tmp_path / "c.sqlite").run_batch(items)
+    assert same.requests == [] and {a.record.source for a in again} == {"cache"}
 
 
 def test_batch_failure_is_recorded_per_request():
@@ -351,3 +352,20 @@ def test_client_is_a_context_manager_and_reopens_after_close():
         door.close()
         assert door.complete(request(), repeat=1).ok
     assert len(server.message_requests()) == 2
+
+
+def test_the_cache_never_serves_one_endpoints_answers_as_anothers(tmp_path):
+    """A fake server's answers must not come back for the real endpoint (issue 17)."""
+    from memeval.llm import LLMClient, LLMRequest
+    from memeval.testing import FakeMessagesServer
+
+    request = LLMRequest(model="claude-sonnet-4-6", max_tokens=50,
+                         messages=({"role": "user", "content": "hello"},))
+    cache = tmp_path / "shared.sqlite"
+    with FakeMessagesServer() as fake, FakeMessagesServer() as other:
+        first = LLMClient(api_key="k", base_url=fake.url, cache=cache).complete(request)
+        assert first.ok and first.record.source != "cache"
+        again = LLMClient(api_key="k", base_url=fake.url, cache=cache).complete(request)
+        assert again.record.source == "cache"  # same endpoint: served from the cache
+        elsewhere = LLMClient(api_key="k", base_url=other.url, cache=cache).complete(request)
+        assert elsewhere.record.source != "cache" and len(other.message_requests()) == 1

@@ -9,6 +9,7 @@ the caller turns it into a recorded selector or judge error.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import json
 import os
@@ -38,6 +39,7 @@ from memeval.llm.records import (
 from memeval.llm.request import LLMRequest
 from memeval.usage import ZERO_USAGE, Usage
 
+DEFAULT_ENDPOINT = "https://api.anthropic.com"  # what the SDK calls when nothing says otherwise
 DEFAULT_TIMEOUT_S = 60.0  # a selector call is small; a hung connection should not stall a run
 DEFAULT_MAX_RETRIES = 4  # the SDK retries 408/409/429/5xx/529 and connection errors
 DEFAULT_MAX_CONCURRENCY = 8  # in-flight requests per client; stays under typical rate limits
@@ -141,6 +143,18 @@ class LLMClient:
         return kwargs
 
     @property
+    def endpoint(self) -> str:
+        """The base URL answers come from (the SDK's own resolution: option, then
+        `ANTHROPIC_BASE_URL`, then the public API)."""
+        return (self._base_url or os.environ.get("ANTHROPIC_BASE_URL")
+                or DEFAULT_ENDPOINT).rstrip("/")
+
+    def _cache_key(self, key: str) -> str:
+        """The request key scoped to this endpoint: a cache never serves one server's
+        answers as another's (a loopback fake's as the real API's, say)."""
+        return hashlib.sha256(f"{self.endpoint}\x1f{key}".encode()).hexdigest()
+
+    @property
     def sync_client(self) -> anthropic.Anthropic:
         """Built on first use, so replay and cache-only runs need no key."""
         with self._lock:
@@ -221,7 +235,7 @@ class LLMClient:
                 validate: Validator | None) -> LLMResponse | None:
         """An answer that needs no call (cache, cassette), or a replay miss; None to call."""
         if self.cache is not None:
-            message = self.cache.get(key)
+            message = self.cache.get(self._cache_key(key))
             if message is not None:
                 return self._finish(request, key, message, "cache", 0.0, validate)
         if self.cassette is not None:
@@ -288,7 +302,7 @@ class LLMClient:
             self.cassette.add(key, request.to_params(), message)
         if (billed and error is None and stop in COMPLETE_STOP_REASONS
                 and self.cache is not None):
-            self.cache.put(key, request.model, message)
+            self.cache.put(self._cache_key(key), request.model, message)
         record = CallRecord(key=key, model=request.model, purpose=request.purpose,
                             source=source, cost_usd=cost if billed else 0.0, latency_s=latency,
                             request_id=request_id or message.get("_request_id"),
