@@ -27,9 +27,11 @@ def _unit_interval(_ctx: click.Context, param: click.Parameter,
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="summary.json (or run folder) of the reference run, e.g. main's.")
-@click.option("--margin", type=float, default=DEFAULT_MARGIN, show_default=True,
+@click.option("--margin", type=float, default=None,
               help="How far below the baseline the lower bound of the paired 95% CI of "
-                   "candidate − baseline may reach before it counts as a regression.")
+                   "candidate − baseline may reach before it counts as a regression. "
+                   "Default: the baseline's calibrated margin (`memeval calibrate`), "
+                   f"else {DEFAULT_MARGIN}.")
 @click.option("--min-precision", type=float, default=None, callback=_unit_interval,
               help="Fail when a selector's mean precision is below this.")
 @click.option("--min-recall", type=float, default=None, callback=_unit_interval,
@@ -47,7 +49,8 @@ def _unit_interval(_ctx: click.Context, param: click.Parameter,
               help="Also write the checks as Markdown (e.g. $GITHUB_STEP_SUMMARY).")
 @click.option("--write/--no-write", default=True, show_default=True,
               help=f"Write the checks to RUN/{GATE_FILE} (when RUN is a folder).")
-def command(run: Path, baseline: Path | None, margin: float, min_precision: float | None,
+def command(run: Path, baseline: Path | None, margin: float | None,
+            min_precision: float | None,
             min_recall: float | None, max_error_rate: float, secondary: tuple[str, ...],
             pairs: tuple[str, ...], markdown: Path | None, write: bool) -> None:
     """Gate a finished run: thresholds and non-inferiority to a baseline.
@@ -62,12 +65,21 @@ def command(run: Path, baseline: Path | None, margin: float, min_precision: floa
     Example:
       memeval gate reports/pr --baseline reports/main/summary.json --min-recall 0.5
     """
-    if margin < 0:
+    if margin is not None and margin < 0:
         raise click.BadParameter(f"{margin} is negative", param_hint="--margin")
     for name, path in (("RUN", run), ("--baseline", baseline)):
         if path is not None and not path.exists():
             raise click.BadParameter(f"{path} does not exist", param_hint=name)
+    from memeval.calibrate import calibrated_margin
     from memeval.compare import parse_pairs
+
+    calibrated = None if baseline is None else calibrated_margin(baseline)
+    if margin is None:
+        margin = calibrated if calibrated is not None else DEFAULT_MARGIN
+    elif calibrated is not None and margin < calibrated:
+        click.echo(f"gate: warning: --margin {margin} is below the baseline's calibrated "
+                   f"margin {calibrated:.3f}; equivalent runs will fail this gate more "
+                   "than 5 % of the time", err=True)
 
     try:
         result = gate_run(run, baseline, margin=margin, min_precision=min_precision,
