@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from memeval.errors import MemevalError
 from memeval.metrics import paired_compare
 from memeval.results import SUMMARY_FILE
+from memeval.stats import holm
 from memeval.summary import clean
 
 COMPARE_METRICS: tuple[str, ...] = ("f1", "precision", "recall", "exact_match", "false_alarm")
@@ -134,19 +134,6 @@ def comparison(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str) -> dic
     return result
 
 
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment (NaN p-values stay NaN and are not counted)."""
-    values = np.asarray(pvalues, dtype=float)
-    finite = np.flatnonzero(~np.isnan(values))
-    adjusted = np.full(values.shape, np.nan)
-    order = finite[np.argsort(values[finite], kind="stable")]
-    m, running = len(order), 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * values[index]))
-        adjusted[index] = running
-    return adjusted.tolist()
-
-
 def _per_turn(frame: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for (scenario, turn_id), group in frame.groupby(["scenario", "turn_id"], sort=True):
@@ -230,4 +217,4 @@ def as_float(value: Any) -> float:
 
 
 __all__ = ["COMPARE_METRICS", "HEADLINE", "RunInputError", "compare_runs", "compare_tables",
-           "holm", "load_summary", "pair_selectors", "parse_pairs", "per_turn_table"]
+           "load_summary", "pair_selectors", "parse_pairs", "per_turn_table"]

@@ -260,8 +260,9 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
                            secondary: Sequence[str] = (),
                            pairs: Sequence[tuple[str, str]] = ()) -> list[GateCheck]:
     """Paired non-inferiority of each candidate selector × judge against the baseline."""
-    from memeval.compare import holm, pair_selectors
+    from memeval.compare import pair_selectors
     from memeval.metrics import paired_compare
+    from memeval.stats import holm
 
     checks: list[GateCheck] = []
     judges = sorted(set(candidate["judge"]) & set(baseline["judge"]))

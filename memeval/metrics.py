@@ -27,7 +27,6 @@ Means are macro (over turns); `micro_precision`/`micro_recall` pool the counts.
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -39,15 +38,21 @@ from scipy import optimize, special, stats
 
 from memeval.errors import MemevalError
 from memeval.memdir import MAX_SURFACED_PER_TURN
+from memeval.stats import (
+    CONFIDENCE,
+    N_RESAMPLES,
+    SEED,
+    Estimate,
+    cluster_mean_ci,
+    cluster_ratio_ci,
+    wilson_ci,
+)
 
 if TYPE_CHECKING:
     from memeval.record import TurnResult
 
 CAP = MAX_SURFACED_PER_TURN  # caps the recall denominator: five relevant fill a turn
-CONFIDENCE = 0.95
-N_RESAMPLES = 2000  # percentile bootstrap: ~±0.005 on a 95 % bound, fast on 2 cores
 POWER = 0.8
-SEED = 0
 
 Outcome = Literal["abstained", "false_alarm", "miss", "partial", "exact", "unscored"]
 
@@ -302,80 +307,6 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
 def score_results(results: Iterable[TurnResult]) -> pd.DataFrame:
     """The scored table of a run: one row per turn × selector × repeat × judge."""
     return per_turn_frame([judged_input(r, judge) for r in results for judge in r.judgements])
-
-
-# -- intervals --------------------------------------------------------------------------
-
-_RNG_KEYWORD = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters \
-    else "random_state"  # scipy >= 1.15 renamed the seed argument
-
-
-def bootstrap_seed(seed: int) -> dict[str, np.random.Generator]:
-    """The keyword that seeds `scipy.stats.bootstrap` on this scipy version."""
-    return {_RNG_KEYWORD: np.random.default_rng(seed)}
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A figure with its interval and what it rests on."""
-
-    value: float
-    low: float
-    high: float
-    n: int
-    n_clusters: int
-
-
-def cluster_ratio_ci(numerators: np.ndarray, denominators: np.ndarray, clusters: Sequence[Any],
-                     *, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
-                     seed: int = SEED) -> Estimate:
-    """sum(num) / sum(den) with a percentile bootstrap that resamples whole clusters.
-
-    A mean is the case `den = 1`. With a single cluster (a one-scenario suite) there
-    is no between-cluster spread to resample, so its turns are resampled instead; the
-    estimate then reports `n_clusters == 1` and the interval is optimistic. Fewer than
-    two values give a NaN interval.
-    """
-    num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
-    keep = ~(np.isnan(num) | np.isnan(den))
-    num, den = num[keep], den[keep]
-    codes, uniques = pd.factorize(pd.Series(list(clusters))[keep])
-    k = len(uniques)
-    if num.size == 0 or den.sum() == 0:
-        return Estimate(math.nan, math.nan, math.nan, int(num.size), k)
-    value = float(num.sum() / den.sum())
-    if num.size < 2:
-        return Estimate(value, math.nan, math.nan, int(num.size), k)
-    if k < 2:
-        codes, k_resampled = np.arange(num.size), num.size
-    else:
-        k_resampled = k
-    sums = np.bincount(codes, weights=num, minlength=k_resampled)
-    weights = np.bincount(codes, weights=den, minlength=k_resampled)
-    picks = np.random.default_rng(seed).integers(0, k_resampled,
-                                                 size=(n_resamples, k_resampled))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        draws = sums[picks].sum(axis=1) / weights[picks].sum(axis=1)
-    draws = draws[~np.isnan(draws)]
-    tail = (1 - confidence) / 2
-    low, high = np.quantile(draws, [tail, 1 - tail]) if draws.size else (math.nan, math.nan)
-    return Estimate(value, min(float(low), value), max(float(high), value), int(num.size), k)
-
-
-def cluster_mean_ci(values: Sequence[float] | np.ndarray, clusters: Sequence[Any],
-                    **options: Any) -> Estimate:
-    """Mean of the non-NaN values with a cluster-bootstrap interval."""
-    values = np.asarray(values, dtype=float)
-    return cluster_ratio_ci(values, np.where(np.isnan(values), np.nan, 1.0), clusters, **options)
-
-
-def wilson_ci(successes: float, n: int, *, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Wilson score interval of a proportion: never zero-width at 0 or n."""
-    if n <= 0:
-        return math.nan, math.nan
-    k = round(successes)
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 def mean_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CONFIDENCE,

@@ -9,6 +9,7 @@ then renders the report from it.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -87,16 +88,20 @@ def _counts(results: Iterable[TurnResult]) -> dict[str, Any]:
 
 
 def _agreement(results: Sequence[TurnResult], reference: str | None) -> list[dict[str, Any]]:
-    """Each other judge against the label judge, on the turns both judged."""
+    """Each other judge against the label judge, per selector (never pooled across
+    selectors: each grades different picks), on the turns both judged; intervals
+    resample scenarios."""
     if reference is None:
         return []
     judges = sorted({j for r in results for j in r.judgements} - {reference})
     out = []
-    for judge in judges:
-        pairs = [(r.judgements[judge], r.judgements[reference]) for r in results
-                 if judge in r.judgements and reference in r.judgements]
-        if pairs:
-            result = agreement([a for a, _ in pairs], [b for _, b in pairs])
+    for judge, selector in itertools.product(judges, sorted({r.selector for r in results})):
+        rows = [r for r in results if r.selector == selector
+                and judge in r.judgements and reference in r.judgements]
+        if rows:
+            result = agreement([r.judgements[judge] for r in rows],
+                               [r.judgements[reference] for r in rows],
+                               clusters=[r.scenario for r in rows], selector=selector)
             out.append(clean(result.to_dict()))
     return out
 

@@ -21,7 +21,7 @@ from scipy import stats
 
 from memeval.errors import MemevalError
 from memeval.judges.base import Judgement
-from memeval.metrics import bootstrap_seed
+from memeval.stats import bootstrap_seed
 
 CATEGORIES: tuple[str, ...] = ("relevant", "acceptable", "irrelevant")  # unscored is left out
 CONFIDENCE = 0.95
@@ -50,6 +50,8 @@ class Agreement:
         observed_ci_low: lower bound of the CI of `observed`.
         observed_ci_high: upper bound.
         confusion: counts, rows A's verdict, columns B's, over `CATEGORIES`.
+        selector: whose picks were graded, when the pairs come from one selector.
+        n_clusters: units the interval resamples (scenarios when given, else turns).
     """
 
     judge_a: str
@@ -65,6 +67,8 @@ class Agreement:
     observed_ci_low: float
     observed_ci_high: float
     confusion: pd.DataFrame
+    selector: str | None = None
+    n_clusters: int = 0
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready: the confusion table as nested {a_verdict: {b_verdict: count}}."""
@@ -149,7 +153,9 @@ def _judge_name(turns: Sequence[Judgement]) -> str:
 
 def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
               level: Level = "selected", confidence: float = CONFIDENCE,
-              n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Agreement:
+              n_resamples: int = N_RESAMPLES, seed: int = SEED,
+              clusters: Sequence[str] | None = None,
+              selector: str | None = None) -> Agreement:
     """Cohen's κ, raw agreement and the confusion table of two judges, with CIs.
 
     Args:
@@ -159,6 +165,9 @@ def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
         confidence: coverage of both intervals.
         n_resamples: bootstrap resamples (of turns).
         seed: makes the intervals reproducible.
+        clusters: the scenario of each turn; the interval then resamples scenarios
+            (turns of one scenario are not independent), else turns.
+        selector: recorded on the result (agreement is reported per selector).
     """
     if level not in ("selected", "candidates"):
         raise MemevalError(f"agreement: level {level!r}; use 'selected' or 'candidates'")
@@ -176,6 +185,9 @@ def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
     kappa = _kappa_codes(codes_a, codes_b, k)
     observed = float(np.mean(codes_a == codes_b)) if n else math.nan
     turn_ids = kept["turn"].to_numpy(dtype=int)
+    n_turns = int(np.unique(turn_ids).size)
+    if clusters is not None:
+        turn_ids = pd.factorize(pd.Series([clusters[t] for t in turn_ids], dtype=object))[0]
     unique_turns = np.unique(turn_ids)
     ci = {"kappa": (math.nan, math.nan), "observed": (math.nan, math.nan)}
     if unique_turns.size >= 2:
@@ -204,9 +216,9 @@ def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
             ci[name] = (min(float(low), point), max(float(high), point))
     return Agreement(
         judge_a=_judge_name(turns_a), judge_b=_judge_name(turns_b), level=level, n=n,
-        n_turns=int(unique_turns.size), n_excluded=int((~usable).sum()),
+        n_turns=n_turns, n_excluded=int((~usable).sum()),
         observed=observed, kappa=kappa,
         kappa_ci_low=ci["kappa"][0], kappa_ci_high=ci["kappa"][1],
         observed_ci_low=ci["observed"][0], observed_ci_high=ci["observed"][1],
-        confusion=confusion,
+        confusion=confusion, selector=selector, n_clusters=int(unique_turns.size),
     )

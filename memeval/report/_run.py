@@ -88,7 +88,8 @@ def _charts_for(summary: Mapping[str, Any], selectors: list[str], main: str,
         "cost_is_usd": paid,
         "bytes": _charts.histograms(surfaced, selectors),
         "agreement": [{"entry": a, "svg": _charts.confusion(a),
-                       "title": " vs ".join(_charts.agreement_sides(a))}
+                       "title": " vs ".join(_charts.agreement_sides(a))
+                       + (f" on {a['selector']}'s picks" if a.get("selector") else "")}
                       for a in summary.get("agreement") or []],
     }
 
