@@ -1,6 +1,6 @@
 """Message Batches mode: send calls as one batch, poll until it ends, read the results.
 
-Two ways in. `LLMClient.run_batch` sends a list of requests as one batch. With
+Two ways in. `CallLedger.run_batch` sends a list of requests as one batch. With
 `use_batches` on, single `complete` / `acomplete` calls are also batched: an
 `AutoBatcher` gathers the calls that arrive within `batch_window` seconds (from
 concurrent sessions, say) into one batch and wakes each caller with its answer,
@@ -18,18 +18,16 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING
 
+from memeval.llm.errors import describe_exception
+from memeval.llm.ledger import CallLedger, Validator
 from memeval.llm.records import LLMResponse
 from memeval.llm.request import LLMRequest
 
-if TYPE_CHECKING:
-    from memeval.llm.client import LLMClient, Validator
-
-BatchItem = tuple[LLMRequest, int, "Validator | None"]  # request, repeat, validator
+BatchItem = tuple[LLMRequest, int, Validator | None]  # request, repeat, validator
 
 
-def run_message_batch(client: LLMClient, items: Sequence[BatchItem]) -> list[LLMResponse]:
+def run_message_batch(client: CallLedger, items: Sequence[BatchItem]) -> list[LLMResponse]:
     """Answer `items` in order, sending whatever cache and cassette cannot answer."""
     answers: dict[int, LLMResponse] = {}
     pending: dict[str, tuple[LLMRequest, float, Validator | None]] = {}
@@ -39,11 +37,11 @@ def run_message_batch(client: LLMClient, items: Sequence[BatchItem]) -> list[LLM
         if key in waiting:  # the same request twice in one batch: ask once
             waiting[key].append(position)
             continue
-        found = client._lookup(request, key, validate)
+        found = client.lookup(request, key, validate)
         if found is not None:
             answers[position] = found
             continue
-        estimate, refused = client._admit(request, key, batch=True)
+        estimate, refused = client.admit(request, key, batch=True)
         if refused is not None:
             answers[position] = refused
             continue
@@ -56,9 +54,8 @@ def run_message_batch(client: LLMClient, items: Sequence[BatchItem]) -> list[LLM
     return [answers[i] for i in range(len(items))]
 
 
-def _send(client: LLMClient, pending: dict[str, tuple[LLMRequest, float, Validator | None]]
+def _send(client: CallLedger, pending: dict[str, tuple[LLMRequest, float, Validator | None]]
           ) -> dict[str, LLMResponse]:
-    from memeval.llm.client import describe_exception
 
     sdk = client.sync_client
     started = time.perf_counter()
@@ -80,7 +77,7 @@ def _send(client: LLMClient, pending: dict[str, tuple[LLMRequest, float, Validat
         out = {}
         for key, (request, estimate, _) in pending.items():
             client.budget.settle(estimate, 0.0)
-            out[key] = client._fail(request, key, error, source="batch")
+            out[key] = client.fail(request, key, error, source="batch")
         return out
     share = (time.perf_counter() - started) / len(pending)
     out = {}
@@ -88,14 +85,14 @@ def _send(client: LLMClient, pending: dict[str, tuple[LLMRequest, float, Validat
         result = results.get(key)
         if result is not None and result.type == "succeeded":
             body = result.message.model_dump(mode="json", exclude_none=True)
-            response = client._finish(request, key, body, "batch", share, validate)
+            response = client.finish(request, key, body, "batch", share, validate)
             client.budget.settle(estimate, response.record.cost_usd or 0.0)
         else:
             client.budget.settle(estimate, 0.0)
             why = "missing from results" if result is None else result.type
             detail = getattr(getattr(result, "error", None), "error", None)
             message = getattr(detail, "message", "")
-            response = client._fail(request, key, f"batch request {why}"
+            response = client.fail(request, key, f"batch request {why}"
                                     + (f": {message}" if message else ""),
                                     latency=share, source="batch")
         out[key] = response
@@ -111,7 +108,7 @@ class AutoBatcher:
         max_size: send at once when this many calls are queued.
     """
 
-    def __init__(self, client: LLMClient, window: float, max_size: int) -> None:
+    def __init__(self, client: CallLedger, window: float, max_size: int) -> None:
         self.client = client
         self.window = window
         self.max_size = max_size

@@ -16,7 +16,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,8 @@ from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache
 from memeval.llm.cassette import Cassette, scrub
-from memeval.llm.errors import BudgetExceeded, CassetteMiss
+from memeval.llm.errors import BudgetExceeded, CassetteMiss, describe_exception
+from memeval.llm.ledger import Validator
 from memeval.llm.prices import PriceTable, load_prices
 from memeval.llm.records import (
     COMPLETE_STOP_REASONS,
@@ -48,7 +49,6 @@ DEFAULT_BATCH_WAIT_S = 24 * 3600.0  # the API expires a batch after 24 hours
 DEFAULT_BATCH_WINDOW_S = 2.0  # long enough for concurrent sessions' calls to meet
 DEFAULT_BATCH_MAX = 10_000  # well under the API's 100 000 requests / 256 MB per batch
 
-Validator = Callable[[str], str | None]  # answer text -> problem, or None when usable
 
 _CREATE_PARAMS = frozenset(inspect.signature(anthropic.resources.messages.Messages.create)
                            .parameters) - {"self", "extra_body", "extra_headers",
@@ -66,13 +66,6 @@ def sdk_kwargs(body: dict[str, Any]) -> dict[str, Any]:
     if extra:
         named["extra_body"] = extra
     return named
-
-
-def describe_exception(exc: BaseException) -> str:
-    """One line naming the failure; never includes request headers."""
-    if isinstance(exc, anthropic.APIStatusError):
-        return f"{type(exc).__name__}: HTTP {exc.status_code}: {exc.message}"
-    return f"{type(exc).__name__}: {exc}"
 
 
 class LLMClient:
@@ -231,27 +224,27 @@ class LLMClient:
                                 output_tokens=request.max_tokens, batch=batch)
 
     # -- the steps every call shares ----------------------------------------------------
-    def _lookup(self, request: LLMRequest, key: str,
+    def lookup(self, request: LLMRequest, key: str,
                 validate: Validator | None) -> LLMResponse | None:
         """An answer that needs no call (cache, cassette), or a replay miss; None to call."""
         if self.cache is not None:
             message = self.cache.get(self._cache_key(key))
             if message is not None:
-                return self._finish(request, key, message, "cache", 0.0, validate)
+                return self.finish(request, key, message, "cache", 0.0, validate)
         if self.cassette is not None:
             body = request.to_params()
             if self.cassette.mode == "replay":
                 try:
                     message = self.cassette.require(key, body)
                 except CassetteMiss as exc:
-                    return self._fail(request, key, f"CassetteMiss: {exc}")
-                return self._finish(request, key, message, "replay", 0.0, validate)
+                    return self.fail(request, key, f"CassetteMiss: {exc}")
+                return self.finish(request, key, message, "replay", 0.0, validate)
             message = self.cassette.get(key)
             if message is not None:  # recording over an existing cassette: reuse
-                return self._finish(request, key, message, "replay", 0.0, validate)
+                return self.finish(request, key, message, "replay", 0.0, validate)
         return None
 
-    def _admit(self, request: LLMRequest, key: str,
+    def admit(self, request: LLMRequest, key: str,
                *, batch: bool) -> tuple[float, LLMResponse | None]:
         """Reserve budget; a refusal comes back as a BudgetExceeded response."""
         estimate = self._estimate(request, batch=batch)
@@ -262,16 +255,16 @@ class LLMClient:
                 f"model {request.model!r} has no price in {self.prices.source}, so "
                 "--max-cost cannot be enforced; add it to the table (--prices) or drop "
                 "--max-cost")
-            return 0.0, self._fail(request, key, f"BudgetExceeded: {exc}")
+            return 0.0, self.fail(request, key, f"BudgetExceeded: {exc}")
         if not self.budget.reserve(estimate):
             state = self.budget.state()
             exc = BudgetExceeded(
                 f"call not sent: spend ${state.spent:.4f} plus this call's worst case "
                 f"${estimate:.4f} would pass --max-cost ${state.max_cost:.4f}")
-            return estimate, self._fail(request, key, f"BudgetExceeded: {exc}")
+            return estimate, self.fail(request, key, f"BudgetExceeded: {exc}")
         return estimate, None
 
-    def _fail(self, request: LLMRequest, key: str, error: str, *, latency: float = 0.0,
+    def fail(self, request: LLMRequest, key: str, error: str, *, latency: float = 0.0,
               source: Source = "none", request_id: str | None = None) -> LLMResponse:
         record = CallRecord(key=key, model=request.model, purpose=request.purpose,
                             source=source, latency_s=latency, request_id=request_id,
@@ -279,7 +272,7 @@ class LLMClient:
         self._record(record)
         return LLMResponse(text="", message=None, record=record)
 
-    def _finish(self, request: LLMRequest, key: str, message: dict[str, Any], source: Source,
+    def finish(self, request: LLMRequest, key: str, message: dict[str, Any], source: Source,
                 latency: float, validate: Validator | None,
                 request_id: str | None = None) -> LLMResponse:
         """Account for an answer, check it, and store it when it is complete and valid."""
@@ -321,12 +314,12 @@ class LLMClient:
             validate: checks the answer text; a problem makes it an error, not cached.
         """
         key = request.key(repeat)
-        found = self._lookup(request, key, validate)
+        found = self.lookup(request, key, validate)
         if found is not None:
             return found
         if self.use_batches:  # free answers above come at once; the rest join a batch
             return self._batcher.submit(request, repeat, validate).result()
-        estimate, refused = self._admit(request, key, batch=False)
+        estimate, refused = self.admit(request, key, batch=False)
         if refused is not None:
             return refused
         with self._thread_slots:
@@ -335,7 +328,7 @@ class LLMClient:
                 message = self.sync_client.messages.create(**sdk_kwargs(request.to_params()))
             except Exception as exc:  # an API failure is recorded, never raised into the run
                 self.budget.settle(estimate, 0.0)
-                return self._fail(request, key, describe_exception(exc),
+                return self.fail(request, key, describe_exception(exc),
                                   latency=time.perf_counter() - started,
                                   request_id=_request_id_of(exc))
         return self._settled(request, key, message, estimate, started, validate)
@@ -344,12 +337,12 @@ class LLMClient:
                         validate: Validator | None = None) -> LLMResponse:
         """Async twin of `complete`, limited by the per-loop semaphore."""
         key = request.key(repeat)
-        found = self._lookup(request, key, validate)
+        found = self.lookup(request, key, validate)
         if found is not None:
             return found
         if self.use_batches:
             return await asyncio.wrap_future(self._batcher.submit(request, repeat, validate))
-        estimate, refused = self._admit(request, key, batch=False)
+        estimate, refused = self.admit(request, key, batch=False)
         if refused is not None:
             return refused
         client, slots = self._async_for_loop()
@@ -359,7 +352,7 @@ class LLMClient:
                 message = await client.messages.create(**sdk_kwargs(request.to_params()))
             except Exception as exc:  # recorded, as in complete
                 self.budget.settle(estimate, 0.0)
-                return self._fail(request, key, describe_exception(exc),
+                return self.fail(request, key, describe_exception(exc),
                                   latency=time.perf_counter() - started,
                                   request_id=_request_id_of(exc))
         return self._settled(request, key, message, estimate, started, validate)
@@ -368,7 +361,7 @@ class LLMClient:
                  started: float, validate: Validator | None) -> LLMResponse:
         latency = time.perf_counter() - started
         body = message.model_dump(mode="json", exclude_none=True)
-        response = self._finish(request, key, body, "api", latency, validate,
+        response = self.finish(request, key, body, "api", latency, validate,
                                 request_id=getattr(message, "_request_id", None))
         self.budget.settle(estimate, response.record.cost_usd or 0.0)
         return response

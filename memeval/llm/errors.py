@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import anthropic
+
 from memeval.errors import MemevalError
 
 
@@ -19,3 +21,10 @@ class CassetteMiss(LLMError):
 
 class PriceTableError(LLMError):
     """The price table file is missing or malformed."""
+
+
+def describe_exception(exc: BaseException) -> str:
+    """One line naming the failure; never includes request headers."""
+    if isinstance(exc, anthropic.APIStatusError):
+        return f"{type(exc).__name__}: HTTP {exc.status_code}: {exc.message}"
+    return f"{type(exc).__name__}: {exc}"
