@@ -11,7 +11,7 @@ import pytest
 from memeval.errors import MemevalError
 from memeval.memdir import scan_memory_files
 from memeval.scenarios import loads, materialize
-from memeval.scenarios.materialize import mtime_ns
+from memeval.scenarios._write import mtime_ns
 
 SCENARIO = """\
 id: mat

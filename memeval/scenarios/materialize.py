@@ -15,20 +15,11 @@ from pathlib import Path
 from memeval.errors import MemevalError
 from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
 from memeval.memdir.paths import agent_memory_dir, project_memory_dir
+from memeval.scenarios._write import write_file
 from memeval.scenarios.schema import MemdirSpec, Scenario
 
 MEMORY_BASE_DIRNAME = "memory-base"  # stands in for ~/.claude
 CWD_DIRNAME = "project"  # the session's working directory (project/local agent scopes)
-
-
-def mtime_ns(mtime_ms: float) -> int:
-    """Nanoseconds for `os.utime`, exact for any mtime a scenario can state.
-
-    `mtime_ms * 1e6` would exceed float precision (2**53) for present-day times, so
-    the whole milliseconds and the fraction are converted apart.
-    """
-    whole = int(mtime_ms // 1)
-    return whole * 1_000_000 + round((mtime_ms - whole) * 1_000_000)
 
 
 @dataclass(frozen=True)
@@ -100,14 +91,12 @@ def _write_memdir(folder: Path, memdir: MemdirSpec, scope: str,
     folder.mkdir(parents=True, exist_ok=True)
     for name, spec in memdir.files.items():
         path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            path.write_bytes(spec.content.encode("utf-8"))
+            data = spec.content.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise MemevalError(f"{memory_key(scope, name)}: content is not encodable as "
                                f"UTF-8 ({exc.reason}); remove lone surrogates") from None
-        ns = mtime_ns(spec.mtime_ms)
-        os.utime(path, ns=(ns, ns))
+        write_file(path, data, spec.mtime_ms)
         files[memory_key(scope, name)] = path
 
 

@@ -12,30 +12,22 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memeval.errors import MemevalError
-from memeval.scenarios.materialize import mtime_ns
+from memeval.scenarios._write import iso_ms, mtimes_lines, to_ms, write_file, yaml_str
 from memeval.scenarios.schema import INDEX_FILENAME
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DESCRIPTION_CHARS = 300  # a manifest line stays readable; the body keeps the rest
 
 
-def to_ms(instant: datetime) -> int:
-    return (instant - _EPOCH) // timedelta(milliseconds=1)
-
-
 def iso(instant: datetime) -> str:
-    instant = instant.astimezone(UTC)
-    return f"{instant:%Y-%m-%dT%H:%M:%S}.{instant.microsecond // 1000:03d}Z"
+    return iso_ms(to_ms(instant))
 
 
-def quote(text: str) -> str:
-    """A YAML double-quoted scalar (a JSON string is valid YAML 1.2)."""
-    return json.dumps(text, ensure_ascii=False)
+quote = yaml_str
 
 
 def one_line(text: str, limit: int = DESCRIPTION_CHARS) -> str:
@@ -132,16 +124,9 @@ def write_scenario(out: Path, scenario_id: str, *, description: str, now: dateti
     if memdir.exists():
         shutil.rmtree(memdir)
     for memory in memories:
-        path = memdir / memory.filename
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(memory.content.encode("utf-8"))
-        ns = mtime_ns(to_ms(memory.mtime))
-        os.utime(path, ns=(ns, ns))
-    memdir.mkdir(parents=True, exist_ok=True)
-    index = memdir / INDEX_FILENAME
-    index.write_bytes(index_text(memories).encode("utf-8"))
-    now_ns = mtime_ns(to_ms(now))
-    os.utime(index, ns=(now_ns, now_ns))
+        write_file(memdir / memory.filename, memory.content.encode("utf-8"),
+                   to_ms(memory.mtime))
+    write_file(memdir / INDEX_FILENAME, index_text(memories).encode("utf-8"), to_ms(now))
 
     categories = sorted({t.category for t in turns})
     lines = [
@@ -156,10 +141,9 @@ def write_scenario(out: Path, scenario_id: str, *, description: str, now: dateti
         "  project:",
         f"    from: {quote(scenario_id)}",
         "    mtimes:",
-        f"      {INDEX_FILENAME}: {{mtime: {iso(now)}}}",
+        *mtimes_lines("      ", [(INDEX_FILENAME, to_ms(now))] + [
+            (m.filename, to_ms(m.mtime)) for m in sorted(memories, key=lambda m: m.filename)]),
     ]
-    lines += [f"      {quote(m.filename)}: {{mtime: {iso(m.mtime)}}}"
-              for m in sorted(memories, key=lambda m: m.filename)]
     lines.append("turns:")
     for turn in turns:
         lines += [f"  - id: {quote(turn.id)}", f"    query: {quote(turn.query)}",

@@ -1,0 +1,56 @@
+"""Writing scenarios and memdirs: the one place files, mtimes and YAML scalars are made.
+
+`materialize` (a scenario into a memory base), `generate` (synthetic scenarios) and
+the importers all write memory files with exact mtimes and scenario YAML with
+quoted strings and millisecond timestamps; they share these helpers so the three
+cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def mtime_ns(mtime_ms: float) -> int:
+    """Nanoseconds for `os.utime`, exact for any mtime a scenario can state.
+
+    `mtime_ms * 1e6` would exceed float precision (2**53) for present-day times, so
+    the whole milliseconds and the fraction are converted apart.
+    """
+    whole = int(mtime_ms // 1)
+    return whole * 1_000_000 + round((mtime_ms - whole) * 1_000_000)
+
+
+def to_ms(instant: datetime) -> int:
+    """Epoch milliseconds of an aware datetime."""
+    return (instant - EPOCH) // timedelta(milliseconds=1)
+
+
+def iso_ms(ms: float) -> str:
+    """A UTC timestamp with milliseconds, as scenario YAML writes `now` and mtimes."""
+    instant = EPOCH + timedelta(milliseconds=int(ms))
+    return f"{instant:%Y-%m-%dT%H:%M:%S}.{int(ms) % 1000:03d}Z"
+
+
+def yaml_str(text: str) -> str:
+    """A YAML double-quoted scalar (a JSON string is valid YAML 1.2)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def write_file(path: Path, data: bytes, mtime_ms: float) -> None:
+    """Write `data` to `path` (folders made) and set its mtime exactly."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    ns = mtime_ns(mtime_ms)
+    os.utime(path, ns=(ns, ns))
+
+
+def mtimes_lines(indent: str, entries: list[tuple[str, float]]) -> list[str]:
+    """`mtimes:` entries of a memdir block, one `"name": {mtime: ...}` line each."""
+    return [f"{indent}{name if name == 'MEMORY.md' else yaml_str(name)}: "
+            f"{{mtime: {iso_ms(ms)}}}" for name, ms in entries]
