@@ -16,6 +16,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from memeval.summary import clean
+
 # Forbids every fetch: no network, no frames, no forms, no base URL. Inline style and
 # script are the page's own; data: images are the only images allowed.
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
@@ -25,19 +27,9 @@ _JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
                  ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
 def script_json(data: Any) -> Markup:
     """`data` as JSON that is safe inside a `<script type="application/json">` block."""
-    text = json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"),
+    text = json.dumps(clean(data), ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False, default=str)
     for raw, escaped in _JSON_ESCAPES:  # str.replace: much faster than translate on MBs
         text = text.replace(raw, escaped)
