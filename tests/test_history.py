@@ -79,3 +79,9 @@ def test_a_fork_leaves_the_reference_session_untouched() -> None:
         record = play_turn(fork, scenario, scenario.turns[0])
         assert record.surfaced and fork.surfaced_paths
         assert not reference.surfaced_paths and reference.surfaced_bytes == 0
+
+
+def test_all_surfaces_what_the_cap_keeps_the_same_as_recency() -> None:
+    all_rows, recency = rows("all", "gold"), rows("recency", "gold")
+    assert [r.selected for r in all_rows] == [r.selected for r in recency]
+    assert any(len(d["valid"]) > 5 for r in all_rows for d in r.record["dirs"])

@@ -99,11 +99,6 @@ def test_recency_picks_the_newest_k_by_mtime() -> None:
     assert names == ("db-migrations.md", "testing.md", "ci/github-actions.md")
 
 
-def test_all_picks_the_first_five_in_manifest_order() -> None:
-    names = resolve_selector("all").select(request("anything")).names
-    assert names == tuple(h.filename for h in MEMDIR[:5])
-
-
 def test_none_always_abstains_without_error() -> None:
     result = resolve_selector("none").select(request("run the tests"))
     assert result.ok and result.names == ()
@@ -174,7 +169,7 @@ def test_every_offline_selector_answers_through_safe_select(spec: str) -> None:
         selector.use_labels({"project": ()})
     result = safe_select(selector, request("run tests"))
     assert result.ok, result.error
-    assert len(result.names) <= 5
+    assert len(result.names) <= 5 or spec == "all"  # all asks for too much on purpose
     assert set(result.names) <= {h.filename for h in MEMDIR}
     assert result.raw_output
 
@@ -212,3 +207,10 @@ def test_the_async_path_checks_answers_as_the_sync_path_does() -> None:
     sync = safe_select(Stringy(), request("q"))  # type: ignore[arg-type]
     async_ = asyncio.run(safe_aselect(Stringy(), request("q")))  # type: ignore[arg-type]
     assert not sync.ok and not async_.ok and sync.error == async_.error
+
+
+def test_all_names_every_candidate_and_the_session_cap_keeps_five() -> None:
+    from memeval.memdir import MAX_SURFACED_PER_TURN
+
+    names = safe_select(resolve_selector("all"), request("q")).names
+    assert names == tuple(h.filename for h in MEMDIR) and len(names) > MAX_SURFACED_PER_TURN

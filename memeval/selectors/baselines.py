@@ -1,9 +1,11 @@
 """Reference points every other selector is read against.
 
 `none` is the floor (recall 0 wherever something is relevant, a perfect abstainer
-otherwise), `oracle` the ceiling (it reads the gold labels), and `recency`, `random`
-and `all` are the strategies a model-free system could ship: if a model-backed
-selector does not beat them, its cost buys nothing.
+otherwise), `oracle` the ceiling (it reads the gold labels), and `recency` and
+`random` are the strategies a model-free system could ship: if a model-backed
+selector does not beat them, its cost buys nothing. `all` is no strategy: it names
+every candidate and lets the session's cap decide, which exercises the cap and the
+merge (invariant 2); what surfaces is the five newest, the same as `recency`.
 """
 
 from __future__ import annotations
@@ -40,15 +42,18 @@ class NoneSelector(SyncSelector):
 
 @selector("all")
 class AllSelector(SyncSelector):
-    """Picks the first five candidates of the manifest, i.e. the five newest."""
+    """Names every candidate; the session's cap keeps the first five (the newest).
+
+    Not a baseline to beat (it surfaces exactly what `recency` surfaces), but the way
+    to see the cap and the merge at work on a selector that asks for too much.
+    """
 
     def __init__(self) -> None:
         self.name = SELECTORS.canonical("all")
 
     def select(self, request: SelectionRequest) -> SelectionResult:
-        names = request.filenames[:CAP]
-        return SelectionResult(names=names,
-                               raw_output=f"all: first {len(names)} of {len(request.filenames)}")
+        names = request.filenames
+        return SelectionResult(names=names, raw_output=f"all: every one of {len(names)}")
 
 
 @selector("recency")
