@@ -40,6 +40,7 @@ from memeval.results import (
 )
 from memeval.run_config import RunConfig
 from memeval.scenarios import Scenario, load_many
+from memeval.scenarios.subset import select_turns
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
 from memeval.shards import Shard
@@ -109,6 +110,13 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         detail = "\n".join(scenario_errors) or "no scenario files matched"
         raise MemevalError(f"nothing to evaluate: {detail}\nPass --scenarios with YAML files "
                            "in the format of fixtures/README.md.")
+    scenarios = select_turns(loaded.scenarios, categories=config.categories, tags=config.tags,
+                             exclude_tags=config.exclude_tags,
+                             scenario_ids=config.scenario_ids, limit=config.limit)
+    if not scenarios:
+        raise MemevalError("no turn matches the subset asked for (--category, --tag, "
+                           "--exclude-tag, --scenario); `memeval inspect` lists a "
+                           "scenario's turns with their categories")
     check_model_access(config)  # before configuring: a built client would count as access
     llm_client = _configure_llm(config)
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
@@ -116,7 +124,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_resumable(run_dir, config, shard)
 
-    units = plan_units(loaded.scenarios, config, shard)
+    units = plan_units(scenarios, config, shard)
     with ResultsWriter(run_dir) as writer:
         done = writer.completed_units()
         todo = [u for u in units if u.key not in done]

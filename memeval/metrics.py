@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
+from memeval.answers import answer_surfaced
 from memeval.errors import MemevalError
 from memeval.memdir import MAX_SURFACED_PER_TURN
 from memeval.stats import (
@@ -57,10 +58,10 @@ POWER = 0.8
 Outcome = Literal["abstained", "false_alarm", "miss", "partial", "exact", "unscored"]
 
 METRICS: tuple[str, ...] = (
-    "precision", "recall", "f1", "exact_match", "false_alarm", "false_positives",
-    "surfaced_bytes",
+    "precision", "recall", "f1", "exact_match", "false_alarm", "answer_surfaced",
+    "false_positives", "surfaced_bytes",
 )
-PROPORTIONS: tuple[str, ...] = ("exact_match", "false_alarm")  # Wilson intervals
+PROPORTIONS: tuple[str, ...] = ("exact_match", "false_alarm", "answer_surfaced")  # Wilson
 ID_COLUMNS: tuple[str, ...] = ("scenario", "turn_id", "category", "selector", "repeat")
 REQUIRED_COLUMNS: tuple[str, ...] = ("turn_id", "selected", "relevant")
 # Defaults for optional input columns; `selected_keys` is accepted for `selected`.
@@ -68,6 +69,7 @@ _DEFAULTS: dict[str, Any] = {
     "scenario": "", "category": "uncategorized", "selector": "", "judge": "", "acceptable": (),
     "surfaced_bytes": 0, "error": None, "judge_error": None, "unscored": None, "repeat": 0,
     "recall_known": True, "needs_memory": None, "covered": 0, "history": "own",
+    "answer_surfaced": math.nan,
 }
 UNSCORED_SELECTOR = "selector error"
 UNSCORED_JUDGE = "judge error"
@@ -204,6 +206,7 @@ def _present(value: Any) -> bool:
 
 TURN_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS, "judge", "history", "selected", "relevant", "acceptable", "covered",
+    "answer_surfaced",
     "surfaced_bytes",
     "selector_error", "judge_error", "scored", "unscored_reason",
     *TurnMetrics.__dataclass_fields__,
@@ -245,6 +248,8 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
             selected, row, recall_known=bool(row["recall_known"]),
             needs_memory=None if needs is None or (isinstance(needs, float) and math.isnan(needs))
             else bool(needs))
+        if reason:
+            row["answer_surfaced"] = math.nan  # no evidence either way
         row.update(selected=selected, relevant=tuple(sorted(relevant)),
                    acceptable=tuple(sorted(_key_set(row["acceptable"], "acceptable"))),
                    selector_error=selector_error, judge_error=judge_error,
@@ -254,7 +259,8 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
         return pd.DataFrame(columns=list(TURN_COLUMNS))
     frame = pd.DataFrame(out)
     frame["surfaced_bytes"] = pd.to_numeric(frame["surfaced_bytes"]).fillna(0)
-    for column in ("precision", "recall", "f1", "exact_match", "false_alarm", "false_positives"):
+    for column in ("precision", "recall", "f1", "exact_match", "false_alarm", "false_positives",
+                   "answer_surfaced"):
         frame[column] = frame[column].astype(float)
     return frame
 
@@ -301,6 +307,9 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         "surfaced_bytes": result.surfaced_bytes, "error": result.selector_error,
         "judge_error": judgement.error, "unscored": unscored,
         "skipped": result.skipped, "discarded": result.discarded,
+        "answer_surfaced": math.nan if result.answer is None else float(answer_surfaced(
+            result.answer, (m.get("content", "") for m in (
+                result.record.get("surfaced") or result.record.get("discarded") or ())))),
     }
 
 

@@ -41,6 +41,7 @@ class TurnResult:
         selector: the selector spec.
         repeat: which repeat of the session this is.
         category: the gold label's category; `why` its defence; `tags` extra labels.
+        answer: the reference answer, when the source has one.
         query: the user's message.
         relevant: gold-relevant memory keys; `acceptable` gold-harmless ones.
         selected: memory keys that reached the model (or would have, when discarded).
@@ -82,6 +83,7 @@ class TurnResult:
     judgements: Mapping[str, Judgement] = field(default_factory=dict)
     record: Mapping[str, Any] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
+    answer: str | None = None
     history: str = "own"
     in_context: tuple[str, ...] = ()
     earlier_relevant: tuple[str, ...] = ()
@@ -113,6 +115,7 @@ class TurnResult:
             "turn_id": self.turn_id, "turn_index": self.turn_index,
             "selector": self.selector, "repeat": self.repeat,
             "category": self.category, "why": self.why, "tags": list(self.tags),
+            "answer": self.answer,
             "query": self.query,
             "relevant": list(self.relevant), "acceptable": list(self.acceptable),
             "selected": list(self.selected),
@@ -143,6 +146,7 @@ class TurnResult:
             selector=str(data["selector"]), repeat=int(data.get("repeat", 0)),
             category=str(data.get("category") or "uncategorized"), why=str(data.get("why") or ""),
             tags=tuple(data.get("tags") or ()), query=str(data.get("query") or ""),
+            answer=data.get("answer"),
             relevant=tuple(data.get("relevant") or ()),
             acceptable=tuple(data.get("acceptable") or ()),
             selected=tuple(data.get("selected") or ()),

@@ -64,6 +64,10 @@ class RunConfig:
         seed: base seed for shuffles and seeded selectors.
         compat: `faithful` reproduces the system's quirks; `hardened` holds every
             invariant.
+        categories: run only turns of these categories; `tags` only turns with one
+            of these tags; `exclude_tags` none with these; `scenario_ids` only these
+            scenarios; `limit` at most this many turns per scenario (see
+            `memeval.scenarios.subset`).
         history: `gold` plays every turn from the state the gold labels imply (what
             an oracle would have surfaced so far), so every selector sees the same
             manifest at every turn and comparisons are paired; `own` replays each
@@ -79,6 +83,11 @@ class RunConfig:
     seed: int = 0
     compat: CompatName = "faithful"
     history: History = "gold"
+    categories: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    exclude_tags: tuple[str, ...] = ()
+    scenario_ids: tuple[str, ...] = ()
+    limit: int | None = None
     llm: LLMOptions = field(default_factory=lambda: LLMOptions())
 
     def to_dict(self) -> dict[str, Any]:

@@ -67,12 +67,14 @@ def test_locomo_by_session(tmp_path: Path) -> None:
     labels = {t.id: (t.labels.category, sorted(t.labels.relevant), t.answer)
               for t in scenario.turns}
     assert labels == {
-        "q1": ("locomo-4", ["session-01.md"], "Tuesday"),
-        "q2": ("locomo-1", ["session-01.md", "session-03.md"], "Lisbon"),
-        "q3": ("locomo-2", ["session-02.md"], "15 June 2023"),
-        "q6": ("locomo-1", ["session-02.md", "session-03.md"], "2023"),
+        "q1": ("locomo-single-hop", ["session-01.md"], "Tuesday"),
+        "q2": ("locomo-multi-hop", ["session-01.md", "session-03.md"], "Lisbon"),
+        "q3": ("locomo-temporal", ["session-02.md"], "15 June 2023"),
+        "q6": ("locomo-multi-hop", ["session-02.md", "session-03.md"], "2023"),
     }
-    assert all(t.compact_before and t.tags == ("locomo",) for t in scenario.turns)
+    assert all(t.compact_before and t.tags[0] == "locomo" for t in scenario.turns)
+    assert {t.id: t.tags[1] for t in scenario.turns} == {
+        "q1": "locomo-4", "q2": "locomo-1", "q3": "locomo-2", "q6": "locomo-1"}
     out = materialize(scenario, tmp_path / "run")
     headers = {h.filename: h for h in scan_memory_files(out.project_dir)}
     # description comes from the session summary, `---` defused so frontmatter survives
@@ -193,3 +195,27 @@ def test_import_writes_exact_mtimes_on_disk(tmp_path: Path) -> None:
         int(_ms(2023, 7, 2, 10, 5)) * 1_000_000
     assert json.loads(LOCOMO.read_text())[0]["sample_id"] == "tiny-1"
     assert report.scenarios[0].parent == tmp_path / "scenarios"
+
+
+def test_locomo_evidence_ids_are_normalised_and_adversarial_questions_tagged(
+        tmp_path: Path) -> None:
+    import json
+
+    sample = json.loads(LOCOMO.read_text())[0]
+    sample["qa"] = [
+        {"question": "padded ids?", "answer": "x", "evidence": ["D1:03"], "category": 4},
+        {"question": "stray colon?", "answer": "y", "evidence": ["D:1:2"], "category": 1},
+        {"question": "no id at all?", "answer": "z", "evidence": ["see above", "D1:3"],
+         "category": 2},
+        {"question": "what did Mira say about Mars?", "adversarial_answer": "red",
+         "evidence": ["D1:2"], "category": 5},
+    ]
+    source = tmp_path / "one.json"
+    source.write_text(json.dumps([sample]))
+    report = import_locomo(source, tmp_path / "out", granularity="session")
+    assert "tiny-1 q3: evidence 'see above' is not a D<session>:<turn> id; evidence dropped" \
+        in report.dropped
+    turns = {t.id: t for t in load(report.scenarios[0]).turns}
+    assert set(turns) == {"q1", "q2", "q3", "q4"}  # D1:03 and D:1:2 matched their turns
+    assert turns["q4"].labels.category == "locomo-adversarial"
+    assert "adversarial" in turns["q4"].tags and turns["q4"].answer is None

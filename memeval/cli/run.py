@@ -74,6 +74,16 @@ def update_latest_link(run_dir: Path) -> None:
               help="Send model calls through the Message Batches API (half price).")
 @click.option("--prices", type=click.Path(dir_okay=False, exists=True), default=None,
               help="A price table overriding the bundled one (see docs/llm.md).")
+@click.option("--category", "categories", multiple=True, metavar="NAME",
+              help="Run only turns of this category (repeatable).")
+@click.option("--tag", "tags", multiple=True, metavar="TAG",
+              help="Run only turns with this tag or category (repeatable), e.g. locomo-4.")
+@click.option("--exclude-tag", "exclude_tags", multiple=True, metavar="TAG",
+              help="Leave out turns with this tag (repeatable), e.g. adversarial.")
+@click.option("--scenario", "scenario_ids", multiple=True, metavar="ID",
+              help="Run only this scenario id (repeatable).")
+@click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
+              help="At most N turns per scenario (a quick look at a big set).")
 @click.option("--shard", default=None, metavar="K/N",
               help="Run only share K of N of the sessions (stable hash); join the shares "
                    "with `memeval merge`. See docs/scale.md.")
@@ -86,8 +96,9 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
             seed: int, compat: str, history: str, max_cost: float | None, cache: str | None,
             no_cache: bool,
             record_cassette: str | None, replay_cassette: str | None, batches: bool | None,
-            prices: str | None, shard: str | None, max_error_rate: float,
-            quiet: bool) -> None:
+            prices: str | None, categories: tuple[str, ...], tags: tuple[str, ...],
+            exclude_tags: tuple[str, ...], scenario_ids: tuple[str, ...], limit: int | None,
+            shard: str | None, max_error_rate: float, quiet: bool) -> None:
     """Evaluate selectors on scenarios and write a run folder.
 
     The folder holds results.jsonl (one row per turn × selector, with every judge's
@@ -116,6 +127,8 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
         **({"judges": judges} if judges else {}),
         repeats=repeats, shuffle_manifest=shuffle_manifest, concurrency=concurrency,
         seed=seed, compat=compat, history=history, llm=llm,  # type: ignore[arg-type]
+        categories=categories, tags=tags, exclude_tags=exclude_tags,
+        scenario_ids=scenario_ids, limit=limit,
     )
     run_dir = out or timestamped_run_dir(Path("reports"))
     from memeval.shards import Shard

@@ -4,8 +4,17 @@ One scenario per conversation sample. Its memdir holds one memory per session
 (summary and observations) or one per observation; a question's gold memories are
 the files holding its evidence turns (`D<session>:<turn>`). Evidence that points at
 no turn, or at a turn no memory holds, is reported and dropped; a question left
-with no evidence is reported and dropped. The integer category is kept as
-`locomo-<n>`. The dataset is not shipped: users bring their own copy.
+with no evidence is reported and dropped. Evidence ids are normalised (`D30:05` ->
+`D30:5`, `D:11:26` -> `D11:26`); an item that is no id at all is listed.
+
+Categories are named by `CATEGORY_NAMES` (the dataset's integers, as the data and
+most evaluations read them: 1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop,
+5 adversarial). Projects disagree here: the paper lists the types in another
+order, and some tools number them in that order. The raw number is kept as the tag
+`locomo-<n>`, so a different mapping is one filter away. Category 5 questions have
+no answer in the conversation (the right move is to abstain); they are tagged
+`adversarial`, and `--exclude-tag adversarial` leaves them out.
+The dataset is not shipped: users bring their own copy.
 """
 
 from __future__ import annotations
@@ -34,7 +43,9 @@ Granularity = Literal["session", "observation"]
 GRANULARITIES: tuple[str, ...] = ("session", "observation")
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
-_DIA = re.compile(r"D(\d+):(\d+)")
+_DIA = re.compile(r"D:?(\d+):(\d+)")
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop",
+                  5: "adversarial"}
 _MONTHS = {m: i for i, m in enumerate(
     ("january", "february", "march", "april", "may", "june", "july", "august",
      "september", "october", "november", "december"), 1)}
@@ -94,7 +105,13 @@ def _observations(sample: Mapping[str, Any], session: int) -> list[tuple[str, st
 
 
 def _split_ids(text: str) -> list[str]:
-    return [f"D{s}:{t}" for s, t in _DIA.findall(text)]
+    """Every `D<session>:<turn>` id in `text`, leading zeros and stray colons removed."""
+    return [f"D{int(s)}:{int(t)}" for s, t in _DIA.findall(text)]
+
+
+def _normal_id(dia: str) -> str:
+    ids = _split_ids(dia)
+    return ids[0] if ids else dia.strip()
 
 
 class _Sample:
@@ -131,7 +148,7 @@ class _Sample:
             turn_text = {}
             for turn in turns:
                 if isinstance(turn, Mapping) and turn.get("dia_id"):
-                    dia = str(turn["dia_id"]).strip()
+                    dia = _normal_id(str(turn["dia_id"]))
                     self.turn_ids.add(dia)
                     turn_text[dia] = f"{turn.get('speaker', '?')}: {turn.get('text', '')}"
             summary = str(summaries.get(f"session_{number}_summary") or "").strip()
@@ -243,7 +260,13 @@ def _questions(sample: Mapping[str, Any], built: _Sample, granularity: Granulari
         if not isinstance(qa, Mapping) or not str(qa.get("question") or "").strip():
             dropped.append(f"{where}: no question text; dropped")
             continue
-        evidence = [d for item in (qa.get("evidence") or []) for d in _split_ids(str(item))]
+        evidence = []
+        for item in qa.get("evidence") or []:
+            ids = _split_ids(str(item))
+            if not ids:
+                dropped.append(f"{where}: evidence {item!r} is not a D<session>:<turn> id; "
+                               "evidence dropped")
+            evidence += ids
         if not evidence:
             dropped.append(f"{where}: empty evidence; dropped")
             continue
@@ -264,11 +287,20 @@ def _questions(sample: Mapping[str, Any], built: _Sample, granularity: Granulari
         if not files:
             dropped.append(f"{where}: none of its evidence could be placed; dropped")
             continue
-        category = qa.get("category")
-        tag = f"locomo-{category}" if category is not None else "locomo"
+        number_tag, name = _category(qa.get("category"))
         answer = qa.get("answer")  # category 5 has none; its adversarial_answer is a trap
         turns.append(TurnSpec(
-            id=f"q{number}", query=str(qa["question"]).strip(), category=tag,
+            id=f"q{number}", query=str(qa["question"]).strip(), category=f"locomo-{name}",
             why=f"evidence {', '.join(kept)} is in {', '.join(files)}", relevant=files,
-            answer=None if answer is None else str(answer), tags=["locomo"]))
+            answer=None if answer is None else str(answer),
+            tags=["locomo", number_tag, *(["adversarial"] if name == "adversarial" else [])]))
     return turns
+
+
+def _category(raw: Any) -> tuple[str, str]:
+    """(`locomo-<n>` tag, category name) of a QA item's integer category."""
+    try:
+        number = int(raw)
+    except (TypeError, ValueError):
+        return "locomo-unknown", "uncategorized"
+    return f"locomo-{number}", CATEGORY_NAMES.get(number, f"category-{number}")
