@@ -101,6 +101,7 @@ def startup_contexts(world: MaterializedScenario, scenario: Scenario,
             cwd=world.cwd, config_home=sandbox / "config", memory_base=world.memory_base,
             home=sandbox / "home", managed_dir=sandbox / "managed",
             memory_dir=world.project_dir, recall_mode=mode == "recall",
+            walk_root=world.root,  # nothing above the materialized tree is read
             auto_memory_enabled=bool(scenario.flags.get("auto_memory", True)),
         )
         contexts[mode] = startup_context_for(env, today=scenario.now.date())

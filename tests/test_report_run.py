@@ -267,3 +267,22 @@ def test_repeats_show_pass_hat_k_and_each_repeat_is_a_turn(tmp_path: Path) -> No
     html = render_run(run).read_text(encoding="utf-8")
     assert 'id="repeats-table"' in html and "pass^2" in html
     assert len(_payload(html)["turns"]) == 8
+
+
+def test_bidi_controls_in_names_are_shown_not_obeyed(tmp_path: Path) -> None:
+    """A selector or scenario name with U+202E must not visually reorder the page."""
+    from dataclasses import replace
+
+    from memeval.results import ResultsWriter
+    from memeval.summary import summarize
+
+    spoof = "safe\u202egnp.exe"
+    rows = [replace(r, scenario=spoof, query=f"why {spoof}?")
+            for r in synthetic_rows(turns=2, selectors=("bm25",))]
+    run = tmp_path / "bidi"
+    with ResultsWriter(run) as writer:
+        writer.append_unit(rows)
+    (run / "summary.json").write_text(json.dumps(summarize(rows)))
+    html = render_run(run).read_text(encoding="utf-8")
+    assert "\u202e" not in html
+    assert "safe⟨U+202E⟩gnp.exe" in html

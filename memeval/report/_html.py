@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from functools import cache
 from typing import Any
 
@@ -27,9 +28,26 @@ _JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
                  ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
+# Bidirectional controls reorder text on screen: a name with U+202E can pose as
+# another. Every string the page shows has them replaced by a visible marker.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible_bidi(value: Any) -> Any:
+    """Strings (also inside lists and dicts) with bidi controls shown as `⟨U+202E⟩`."""
+    if isinstance(value, str):
+        return _BIDI.sub(lambda m: f"⟨U+{ord(m.group(0)):04X}⟩", value) \
+            if _BIDI.search(value) else value
+    if isinstance(value, dict):
+        return {visible_bidi(k): visible_bidi(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [visible_bidi(v) for v in value]
+    return value
+
+
 def script_json(data: Any) -> Markup:
     """`data` as JSON that is safe inside a `<script type="application/json">` block."""
-    text = json.dumps(clean(data), ensure_ascii=False, separators=(",", ":"),
+    text = json.dumps(visible_bidi(clean(data)), ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False, default=str)
     for raw, escaped in _JSON_ESCAPES:  # str.replace: much faster than translate on MBs
         text = text.replace(raw, escaped)
@@ -63,6 +81,7 @@ def environment() -> Environment:
         loader=PackageLoader("memeval.report", "templates"),
         autoescape=select_autoescape(enabled_extensions=("j2", "html"), default=True),
         undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        finalize=visible_bidi,
     )
     env.filters["fmt"] = fmt
     env.filters["script_json"] = script_json

@@ -150,6 +150,8 @@ class Checker:
 
 
 def join(field: str, key: str) -> str:
+    if not key.isprintable():  # a NUL or control character must not reach the terminal
+        key = key.encode("unicode_escape").decode("ascii")
     part = key if re.fullmatch(r"[A-Za-z0-9_:-]+", key) else f"[{key}]"
     if not field:
         return part

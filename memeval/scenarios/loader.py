@@ -43,6 +43,8 @@ TOP_KEYS = ("id", "description", "now", "mode", "project_root", "flags", "defaul
             "memdirs", "agents", "turns", "categories")
 MEMDIR_KEYS = ("from", "mtimes", "files")
 MTIME_KEYS = ("age_days", "mtime", "mtime_ms")
+NAME_MAX = 255  # bytes in one path segment on common filesystems
+MAX_AGE_DAYS = 36_500  # older is before any file time a filesystem keeps
 FILE_KEYS = ("content", *MTIME_KEYS)
 AGENT_KEYS = ("scope", "memdir")
 TURN_KEYS = ("id", "query", "category", "why", "relevant", "acceptable", "tool_events",
@@ -60,9 +62,13 @@ def _filename_problem(name: str) -> str | None:
         return "must be relative to the memdir, not absolute"
     if "\\" in name:
         return "use / to separate folders"
+    if "\0" in name:
+        return "must not contain a NUL byte"
     parts = name.split("/")
     if any(p in ("", ".", "..") for p in parts):
         return "must not contain empty, '.' or '..' segments (files stay inside the memdir)"
+    if any(len(p.encode("utf-8", "surrogatepass")) > NAME_MAX for p in parts):
+        return f"has a path segment over {NAME_MAX} bytes, more than a filesystem allows"
     return None
 
 
@@ -116,6 +122,10 @@ def _mtime(ctx: _Context, node: Node, field: str) -> float | None:
     if key == "age_days":
         age = ctx.check.number(value_node, sub, math.nan, minimum=0)
         if math.isnan(age):
+            return None
+        if age > MAX_AGE_DAYS:
+            ctx.check.error(value_node.line, sub, f"{age:g} days is before any file time; "
+                            f"give at most {MAX_AGE_DAYS} (about 100 years)")
             return None
         return ctx.now_ms - age * DAY_MS
     if key == "mtime_ms":
@@ -235,16 +245,22 @@ def _resolve_from(ctx: _Context, name: str, line: int, field: str) -> Path | Non
         ctx.check.error(line, field, f"{name!r} must name a folder under {ctx.memdirs_root} "
                         "(or next to the scenario), without '..' or an absolute path")
         return None
-    tried = [ctx.memdirs_root / name, ctx.scenario_dir / name]
-    for candidate in tried:
+    tried = [(ctx.memdirs_root / name, ctx.memdirs_root), (ctx.scenario_dir / name,
+                                                          ctx.scenario_dir)]
+    for candidate, base in tried:
         if candidate.is_dir():
+            if not candidate.resolve().is_relative_to(base.resolve()):
+                ctx.check.error(line, field, f"{candidate} is, or passes through, a link to "
+                                f"{candidate.resolve()}, outside {base}; copy the memdir "
+                                "into the fixtures instead of linking it")
+                return None
             return candidate
     known: list[str] = []
     if ctx.memdirs_root.is_dir():
         known = sorted(p.name for p in ctx.memdirs_root.iterdir() if p.is_dir())
     hint = did_you_mean(name, known)
     ctx.check.error(line, field, f"folder {name!r} not found (looked in "
-                    f"{', '.join(str(p) for p in tried)}){hint}")
+                    f"{', '.join(str(p) for p, _ in tried)}){hint}")
     return None
 
 
@@ -266,9 +282,12 @@ def _agents(ctx: _Context, node: Node | None) -> dict[str, AgentSpec]:
 def _agent(ctx: _Context, agent_type: str, entry: Node, line: int) -> AgentSpec | None:
     check = ctx.check
     field = join("agents", agent_type)
-    if not agent_type or "/" in agent_type or re.search(r"\s", agent_type):
-        check.error(line, field, "an agent type has no '/' and no spaces "
-                    "(e.g. code-reviewer or plugin:helper)")
+    if (not agent_type or "/" in agent_type or "\0" in agent_type
+            or re.search(r"\s", agent_type) or agent_type in (".", "..")
+            or len(agent_type.encode("utf-8", "surrogatepass")) > NAME_MAX):
+        check.error(line, field, "an agent type is a folder name: no '/', spaces or NUL, "
+                    f"not '.' or '..', at most {NAME_MAX} bytes (e.g. code-reviewer or "
+                    "plugin:helper)")
         return None
     if entry.value is None or not check.mapping(entry, field, "scope and memdir"):
         if entry.value is None:

@@ -50,17 +50,19 @@ def _cwd(env: StartupEnv) -> Path:
     return Path(os.path.realpath(env.cwd))
 
 
-def _walk_dirs(cwd: Path) -> list[Path]:
-    """Folders from the filesystem root's child down to `cwd`; the root is excluded."""
+def _walk_dirs(cwd: Path, stop: Path | None = None) -> list[Path]:
+    """Folders from the filesystem root's child (or from `stop`) down to `cwd`."""
     dirs = []
     current = cwd
     while current.parent != current:
         dirs.append(current)
+        if stop is not None and current == stop:
+            break
         current = current.parent
     return dirs[::-1]
 
 
-def _nested_worktree_skip(cwd: Path) -> tuple[Path, Path] | None:
+def _nested_worktree_skip(cwd: Path, stop: Path | None = None) -> tuple[Path, Path] | None:
     """(checkout root, main root) when `cwd` is in a worktree nested inside its main repo.
 
     The upward walk then passes through both checkouts, and their checked-in files
@@ -71,6 +73,8 @@ def _nested_worktree_skip(cwd: Path) -> tuple[Path, Path] | None:
     canonical = find_canonical_git_root(cwd)
     if checkout is None or canonical is None:
         return None
+    if stop is not None and not path_within(canonical, stop):
+        return None  # a repository above the walk's root is none of this session's
     if normalize_for_comparison(checkout) == normalize_for_comparison(canonical):
         return None
     if not path_within(checkout, canonical):
@@ -97,8 +101,9 @@ def discover(env: StartupEnv) -> Discovery:
         env.config_home / "rules", MemoryFileType.USER, include_external=True
     )
 
-    skip = _nested_worktree_skip(cwd)
-    for folder in _walk_dirs(cwd):
+    stop = None if env.walk_root is None else Path(os.path.realpath(env.walk_root))
+    skip = _nested_worktree_skip(cwd, stop)
+    for folder in _walk_dirs(cwd, stop):
         skip_project = (
             skip is not None and path_within(folder, skip[1]) and not path_within(folder, skip[0])
         )

@@ -61,6 +61,9 @@ class StartupEnv:
         additional_dirs: `--add-dir` folders.
         additional_dirs_claude_md: the env flag that lets those folders contribute.
         external_includes_approved: the project approved `@include`s outside `cwd`.
+        walk_root: where the upward walk for project files stops (inclusive): a
+            materialized session's own folder, so nothing above it is read. `None`
+            climbs to the filesystem root, as the system does on a real machine.
         recall_mode: the mode flag of SPEC §0 (`tengu_moth_copse`): when on, the index
             blocks are left out of the context because per-turn recall runs instead.
         quirk_symlink_reload: reproduce Claude Code's dedupe, which checks only the
@@ -80,6 +83,7 @@ class StartupEnv:
     additional_dirs: tuple[Path, ...] = field(default=())
     additional_dirs_claude_md: bool = False
     external_includes_approved: bool = False
+    walk_root: Path | None = None
     recall_mode: bool = False
     quirk_symlink_reload: bool = True
 
