@@ -19,12 +19,59 @@ CassetteMode = Literal["record", "replay"]
 REDACTED = "<redacted>"
 
 
+MIN_SECRET_PIECE = 8  # a run this long of a key is redacted wherever it appears
+
+
 def scrub(text: str, secrets: tuple[str, ...]) -> str:
-    """Remove any secret value that somehow reached `text` (defence in depth)."""
+    """Redact every secret that reached `text`, whole or as any piece of at least
+    `MIN_SECRET_PIECE` characters (a server may echo part of a key)."""
+    spans: list[tuple[int, int]] = []
     for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return text
+        if not secret:
+            continue
+        if len(secret) < MIN_SECRET_PIECE:
+            start = text.find(secret)
+            while start != -1:
+                spans.append((start, start + len(secret)))
+                start = text.find(secret, start + 1)
+            continue
+        for i in range(len(secret) - MIN_SECRET_PIECE + 1):
+            piece = secret[i:i + MIN_SECRET_PIECE]
+            start = text.find(piece)
+            while start != -1:
+                spans.append((start, start + MIN_SECRET_PIECE))
+                start = text.find(piece, start + 1)
+    if not spans:
+        return text
+    out, last = [], 0
+    for start, end in sorted(spans):
+        if start > last:
+            out += [text[last:start], REDACTED]
+        elif not out:
+            out.append(REDACTED)
+        last = max(last, end)
+    return "".join(out) + text[last:]
+
+
+def scrub_value(value: Any, secrets: tuple[str, ...]) -> Any:
+    """`scrub` on every string inside a JSON value; a string that is itself JSON (a
+    model's structured answer) is scrubbed inside too, so `\\u`-escapes hide nothing."""
+    if isinstance(value, str):
+        text = scrub(value, secrets)
+        if text.lstrip()[:1] in ("{", "[") and "\\u" in text:
+            try:
+                inner = json.loads(text)
+            except ValueError:
+                return text
+            cleaned = scrub_value(inner, secrets)
+            if cleaned != inner:
+                return json.dumps(cleaned, ensure_ascii=False)
+        return text
+    if isinstance(value, dict):
+        return {k: scrub_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_value(v, secrets) for v in value]
+    return value
 
 
 class Cassette:

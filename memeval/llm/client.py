@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import inspect
 import json
+import math
 import os
 import threading
 import time
@@ -26,7 +27,7 @@ import anthropic
 from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache
-from memeval.llm.cassette import Cassette, scrub
+from memeval.llm.cassette import Cassette, scrub, scrub_value
 from memeval.llm.errors import BudgetExceeded, CassetteMiss, describe_exception
 from memeval.llm.ledger import Validator
 from memeval.llm.prices import PriceTable, load_prices
@@ -66,6 +67,23 @@ def sdk_kwargs(body: dict[str, Any]) -> dict[str, Any]:
     if extra:
         named["extra_body"] = extra
     return named
+
+
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                "cache_creation_input_tokens")
+MAX_TOKENS_FIGURE = 10**9  # no single call bills more; a larger figure is a broken server
+
+
+def usage_tokens(usage: dict[str, Any]) -> tuple[dict[str, int], str | None]:
+    """Token counts of a usage block, or zeros and the reason they cannot be trusted."""
+    tokens = {}
+    for name in TOKEN_FIELDS:
+        value = usage.get(name) or 0
+        if isinstance(value, bool) or not isinstance(value, int | float) \
+                or not math.isfinite(value) or not 0 <= value <= MAX_TOKENS_FIGURE:
+            return dict.fromkeys(TOKEN_FIELDS, 0), f"usage {name}={value!r} is not a token count"
+        tokens[name] = int(value)
+    return tokens, None
 
 
 class LLMClient:
@@ -275,17 +293,24 @@ class LLMClient:
     def finish(self, request: LLMRequest, key: str, message: dict[str, Any], source: Source,
                 latency: float, validate: Validator | None,
                 request_id: str | None = None) -> LLMResponse:
-        """Account for an answer, check it, and store it when it is complete and valid."""
+        """Account for an answer, check it, and store it when it is complete and valid.
+
+        A key the server echoed (whole or in part) is redacted first, so it reaches
+        neither cache, cassette, rows nor report; usage figures that are not finite
+        non-negative numbers make the answer an error instead of a bill.
+        """
+        message = scrub_value(message, self._secrets())
         text = message_text(message)
         stop = message.get("stop_reason")
         billed = source in ("api", "batch")
         usage = message.get("usage") or {}
-        tokens = {name: int(usage.get(name) or 0) if billed else 0 for name in
-                  ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                   "cache_creation_input_tokens")}
+        tokens, bad_usage = usage_tokens(usage) if billed else (dict.fromkeys(TOKEN_FIELDS, 0),
+                                                                None)
         cost = self.prices.cost(request.model, batch=source == "batch", **tokens)
         error = None
-        if stop == "refusal":
+        if bad_usage:
+            error = f"unusable answer: {bad_usage}"
+        elif stop == "refusal":
             error = "model refused to answer (stop_reason refusal)"
         elif validate is not None:
             problem = validate(text)
@@ -360,6 +385,11 @@ class LLMClient:
     def _settled(self, request: LLMRequest, key: str, message: Any, estimate: float,
                  started: float, validate: Validator | None) -> LLMResponse:
         latency = time.perf_counter() - started
+        if not hasattr(message, "model_dump"):  # a 200 whose body is not a JSON message
+            self.budget.settle(estimate, 0.0)
+            return self.fail(request, key, "unusable answer: the server's 200 response is "
+                             f"not a Messages API JSON body ({str(message)[:80]!r})",
+                             latency=latency, source="api")
         body = message.model_dump(mode="json", exclude_none=True)
         response = self.finish(request, key, body, "api", latency, validate,
                                 request_id=getattr(message, "_request_id", None))
