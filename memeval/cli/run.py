@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from memeval.cli._errors import InputError
+from memeval.cli._outdir import check_out_dir
 from memeval.errors import MemevalError
 from memeval.interrupt import EXIT_INTERRUPTED, RunInterrupted
 
@@ -131,6 +132,7 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
         scenario_ids=scenario_ids, limit=limit,
     )
     run_dir = out or timestamped_run_dir(Path("reports"))
+    check_out_dir(run_dir)
     from memeval.shards import Shard
 
     try:

@@ -4,6 +4,7 @@ and never a folder that looks like a finished run."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,26 @@ def test_a_run_whose_summary_fails_is_not_finished(tmp_path: Path,
     assert result.exit_code != 0
     assert (out / RESULTS_FILE).exists()
     assert (out / INCOMPLETE_MARKER).exists()
+
+
+@pytest.mark.parametrize("case", ["read-only", "proc", "results-is-a-folder",
+                                  "summary-is-a-folder"])
+def test_a_bad_out_folder_is_one_error_line(case: str, tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(GOOD)
+    out = tmp_path / "out"
+    if case == "read-only":
+        out.mkdir()
+        out.chmod(0o500)
+        if os.access(out, os.W_OK):  # root ignores modes: use a path under /proc instead
+            out = Path("/proc/self/memeval-out")
+    elif case == "proc":
+        out = Path("/proc/memeval-out")
+    else:
+        (out / ("results.jsonl" if case == "results-is-a-folder" else "summary.json")).mkdir(
+            parents=True)
+    code, output = run("--scenarios", str(tmp_path / "s.yaml"), "-s", "bm25", "--out", str(out))
+    assert code == 2, output
+    assert [line for line in output.splitlines() if line.startswith("Error:")] == \
+        [output.strip().splitlines()[-1]]
+    assert "Traceback" not in output and "--out" in output
+    assert not list(tmp_path.rglob(".summary.json.*.tmp"))

@@ -1,0 +1,33 @@
+"""Check a run folder before any work: every problem is one `Error:` line with the fix."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from memeval.cli._errors import InputError
+from memeval.results import CONFIG_FILE, PAYLOADS_FILE, REPORT_FILE, RESULTS_FILE, SUMMARY_FILE
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse a folder that cannot hold a run: not creatable, not writable, or with a
+    folder where one of the run's files must go."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot create it ({exc.strerror or exc}); pick a "
+                         "folder you can write to") from None
+    if not out.is_dir():
+        raise InputError(f"--out {out}: exists and is not a folder; pick another path")
+    for name in (RESULTS_FILE, PAYLOADS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE):
+        if (out / name).is_dir():
+            raise InputError(f"--out {out}: {name} there is a folder, where the run writes "
+                             "a file; move it away or pick another --out")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".memeval-probe-", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot write there ({exc.strerror or exc}); pick a "
+                         "folder you can write to") from None
