@@ -369,3 +369,16 @@ def test_the_cache_never_serves_one_endpoints_answers_as_anothers(tmp_path):
         assert again.record.source == "cache"  # same endpoint: served from the cache
         elsewhere = LLMClient(api_key="k", base_url=other.url, cache=cache).complete(request)
         assert elsewhere.record.source != "cache" and len(other.message_requests()) == 1
+
+
+def test_a_corrupt_cache_is_one_error_naming_the_file_and_the_fix(tmp_path):
+    from memeval.llm.cache import ResponseCache
+    from memeval.llm.errors import LLMError
+
+    path = tmp_path / "c.sqlite"
+    ResponseCache(path).put("k", "m", {"content": []})
+    data = bytearray(path.read_bytes())
+    data[200:] = b"\xde\xad\xbe\xef" * ((len(data) - 200) // 4 + 1)  # a valid header, garbage
+    path.write_bytes(bytes(data[:max(len(data), 8192)]))
+    with pytest.raises(LLMError, match=r"c\.sqlite: the response cache is corrupt.*--no-cache"):
+        ResponseCache(path)

@@ -43,9 +43,18 @@ class ResponseCache:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute(_SCHEMA)
                 conn.commit()
+                verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise LLMError(self._corrupt(str(exc))) from exc
         except (OSError, sqlite3.Error) as exc:
             raise LLMError(f"{self.path}: cannot open response cache ({exc}); "
                            "pass a writable --cache path or --no-cache") from exc
+        if verdict != "ok":
+            raise LLMError(self._corrupt(verdict))
+
+    def _corrupt(self, detail: str) -> str:
+        return (f"{self.path}: the response cache is corrupt ({detail}); delete the file "
+                "(answers are fetched again) or run with --no-cache")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
