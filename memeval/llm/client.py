@@ -28,6 +28,7 @@ from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache
 from memeval.llm.cassette import Cassette, scrub, scrub_value
+from memeval.llm.deadline import AsyncDeadlineTransport, DeadlineTransport, deadline_headers
 from memeval.llm.errors import BudgetExceeded, CassetteMiss, describe_exception
 from memeval.llm.ledger import Validator
 from memeval.llm.prices import PriceTable, load_prices
@@ -145,8 +146,11 @@ class LLMClient:
         self._records: list[CallRecord] = []
 
     # -- SDK clients ------------------------------------------------------------------
-    def _client_kwargs(self) -> dict[str, Any]:
+    def _client_kwargs(self, *, asynchronous: bool = False) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
+        kwargs["http_client"] = (
+            anthropic.DefaultAsyncHttpxClient(transport=AsyncDeadlineTransport())
+            if asynchronous else anthropic.DefaultHttpxClient(transport=DeadlineTransport()))
         if self._api_key is not None:
             kwargs["api_key"] = self._api_key
         if self._base_url is not None:
@@ -179,7 +183,7 @@ class LLMClient:
         with self._lock:
             pair = self._async.get(loop)
             if pair is None:
-                pair = (anthropic.AsyncAnthropic(**self._client_kwargs()),
+                pair = (anthropic.AsyncAnthropic(**self._client_kwargs(asynchronous=True)),
                         asyncio.Semaphore(self.max_concurrency))
                 self._async[loop] = pair
             return pair
@@ -350,7 +354,8 @@ class LLMClient:
         with self._thread_slots:
             started = time.perf_counter()  # latency is the model's, not the queue's
             try:
-                message = self.sync_client.messages.create(**sdk_kwargs(request.to_params()))
+                message = self.sync_client.messages.create(
+                    **sdk_kwargs(request.to_params()), extra_headers=deadline_headers())
             except Exception as exc:  # an API failure is recorded, never raised into the run
                 self.budget.settle(estimate, 0.0)
                 return self.fail(request, key, describe_exception(exc),
@@ -374,7 +379,8 @@ class LLMClient:
         async with slots:
             started = time.perf_counter()
             try:
-                message = await client.messages.create(**sdk_kwargs(request.to_params()))
+                message = await client.messages.create(
+                    **sdk_kwargs(request.to_params()), extra_headers=deadline_headers())
             except Exception as exc:  # recorded, as in complete
                 self.budget.settle(estimate, 0.0)
                 return self.fail(request, key, describe_exception(exc),
