@@ -1,0 +1,43 @@
+"""`memeval init [DIR]`: a starting point for gating your own selector in your repo."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+import click
+
+from memeval.cli._errors import InputError
+
+FOLDER = "memory_eval"
+LAYOUT = {  # template -> where it goes under FOLDER
+    "my_selector.py": "my_selector.py",
+    "test_memory_selection.py": "test_memory_selection.py",
+    "example.yaml": "scenarios/example.yaml",
+    "memeval.yml": "memeval.yml",
+}
+
+
+@click.command("init")
+@click.argument("root", type=click.Path(file_okay=False, path_type=Path), default=".")
+def command(root: Path) -> None:
+    """Write memory_eval/ into ROOT (default: here): your selector, a test file, a
+    scenario and a GitHub workflow to copy. Never overwrites: an existing
+    memory_eval/ is refused.
+
+    \b
+    Then:
+      pytest memory_eval --memeval-selector mine --memeval-scenarios memory_eval/scenarios
+    """
+    target = root / FOLDER
+    if target.exists():
+        raise InputError(f"{target} already exists; remove it or pick another ROOT")
+    source = files("memeval.cli") / "_init_templates"
+    for template, place in LAYOUT.items():
+        path = target / place
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text((source / template).read_text(encoding="utf-8"), encoding="utf-8")
+    click.echo(f"wrote {target}/: my_selector.py, test_memory_selection.py, "
+               "scenarios/example.yaml, memeval.yml (a workflow to copy into "
+               ".github/workflows/)\nnext:\n  pytest memory_eval --memeval-selector mine "
+               "--memeval-scenarios memory_eval/scenarios --memeval-report reports/memeval")
