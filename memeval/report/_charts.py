@@ -143,6 +143,8 @@ def histograms(values: Mapping[str, Sequence[float]], selectors: Sequence[str],
     everything = [v for s in selectors for v in values.get(s, ())]
     if not everything:
         return Markup('<p class="muted">no data</p>')
+    if not any(everything):
+        return Markup('<p class="muted">nothing surfaced on any turn</p>')
     top_value = max(everything) or 1.0
     step = top_value / bins
     panel_w, panel_h, left = 300, 60, 130
