@@ -140,3 +140,12 @@ def test_claude_without_a_key_stops_before_any_call(tmp_path: Path,
     assert "ANTHROPIC_API_KEY" in output and "--replay-cassette" in output
     assert output.count("\n") == 1 and "Traceback" not in output
     assert not (tmp_path / "r" / "results.jsonl").exists()
+
+
+def test_max_cost_with_an_unpriced_model_stops_up_front(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
+    code, output = memeval("run", "--quiet", "--out", str(tmp_path / "r"), "--no-cache",
+                           "-s", "claude:claude-unpriced-9", "--max-cost", "0.5")
+    assert code == 2 and "no price for claude-unpriced-9" in output and "--prices" in output
+    assert not (tmp_path / "r" / "results.jsonl").exists()
