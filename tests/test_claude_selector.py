@@ -339,3 +339,18 @@ def test_through_the_session_invalid_names_are_dropped_and_errors_recorded(tmp_p
     assert "testing.md" in sent and "MEMORY.md" not in sent.split("Available memories:")[1]
     assert failed.selector_called and failed.surfaced == ()  # ci.md was still a candidate
     assert any("HTTP 500" in e for e in failed.errors)
+
+
+def test_temperature_from_the_spec_reaches_the_request():
+    from memeval.selectors import resolve_selector
+
+    with FakeMessagesServer() as server:
+        chosen = resolve_selector("claude?temperature=0.3")
+        chosen._client = selector(server)._client
+        chosen.select(ask())
+        plain = resolve_selector("claude")
+        plain._client = chosen._client
+        plain.select(ask("another question"))
+    bodies = [r.body for r in server.message_requests()]
+    assert bodies[0]["temperature"] == 0.3 and "temperature" not in bodies[1]
+    assert chosen.name == "claude:claude-sonnet-4-6?temperature=0.3"

@@ -112,7 +112,8 @@ class ClaudeJudge(PromptedModel):
     def __init__(self, model: str | None = None, *, prompt: str | Path = DEFAULT_PROMPT,
                  grade_candidates: bool = False, order: Order = "shuffle", seed: int = 0,
                  client: LLMClient | None = None, name: str | None = None,
-                 max_tokens: int = JUDGE_MAX_TOKENS) -> None:
+                 max_tokens: int = JUDGE_MAX_TOKENS, temperature: float | None = None) -> None:
+        self.temperature = temperature
         if order not in ("shuffle", "both", "given"):
             raise ValueError(f"order {order!r}: use shuffle, both or given")
         self.model = model or os.environ.get(MODEL_ENV) or DEFAULT_JUDGE_MODEL
@@ -151,7 +152,8 @@ class ClaudeJudge(PromptedModel):
                            system=self.system_prompt, purpose="judge",
                            messages=({"role": "user", "content":
                                       build_judge_message(request, shown, cands)},),
-                           output_schema=judge_schema(self.grade_candidates))
+                           output_schema=judge_schema(self.grade_candidates),
+                           params=self.sampling())
                 for shown, cands in self.presentations(request)]
 
     def _validate(self, text: str) -> str | None:

@@ -18,6 +18,12 @@ class PromptedModel:
     system_prompt: str
     _client: LLMClient | None
 
+    temperature: float | None = None
+
+    def sampling(self) -> dict[str, float]:
+        """Request parameters that set sampling, when the spec gave them."""
+        return {} if self.temperature is None else {"temperature": float(self.temperature)}
+
     @property
     def client(self) -> LLMClient:
         return self._client or get_default_client()

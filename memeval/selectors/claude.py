@@ -160,8 +160,10 @@ class ClaudeSelector(PromptedModel):
 
     def __init__(self, model: str | None = None, *, prompt: str | Path = DEFAULT_PROMPT,
                  stateful: bool = False, client: LLMClient | None = None,
-                 name: str | None = None, max_tokens: int = SELECTOR_MAX_TOKENS) -> None:
+                 name: str | None = None, max_tokens: int = SELECTOR_MAX_TOKENS,
+                 temperature: float | None = None) -> None:
         self.model = model or default_selector_model()
+        self.temperature = temperature
         self.template = load_prompt(prompt, PROMPTS_DIR)
         self.system_prompt = self.template.render(max_memories=MAX_SELECTED)
         self.stateful = stateful
@@ -189,7 +191,8 @@ class ClaudeSelector(PromptedModel):
     def _llm_request(self, messages: Sequence[dict[str, Any]]) -> LLMRequest:
         return LLMRequest(model=self.model, max_tokens=self.max_tokens,
                           messages=tuple(messages), system=self.system_prompt,
-                          output_schema=SELECTION_SCHEMA, purpose="selector")
+                          output_schema=SELECTION_SCHEMA, purpose="selector",
+                          params=self.sampling())
 
     def build_request(self, request: SelectionRequest) -> LLMRequest:
         """The stateless side query for `request`."""
