@@ -13,6 +13,7 @@ import pytest
 from memeval.errors import MemevalError
 from memeval.selectors import EmbeddingSelector, SelectionRequest, resolve_selector
 from memeval.selectors import embedding as embedding_module
+from memeval.selectors.vectors import VectorCache
 
 
 @dataclass(frozen=True)
@@ -70,9 +71,12 @@ class FakeEncoder:
 
 
 @pytest.fixture
-def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
+def fake_encoder(monkeypatch: pytest.MonkeyPatch) -> VectorCache:
     monkeypatch.setattr(embedding_module, "embedding_available", lambda: True)
     monkeypatch.setattr(embedding_module, "load_encoder", lambda device="cpu": FakeEncoder())
+    cache = VectorCache("fake-letters")  # in memory: tests never touch the user's cache
+    monkeypatch.setattr(embedding_module, "vector_cache", lambda: cache)
+    return cache
 
 
 @pytest.mark.usefixtures("fake_encoder")
@@ -101,3 +105,37 @@ def test_real_model_loads_offline_and_matches_paraphrases() -> None:
     assert result.ok
     assert result.names[:1] == ("testing.md",)
     assert "pets.md" not in result.names
+
+
+def test_each_text_is_encoded_once_across_turns(fake_encoder: VectorCache) -> None:
+    selector = EmbeddingSelector(k=5, threshold=-1.0)
+    selector.select(request("the user's dog"))
+    first = fake_encoder.encoded
+    selector.select(request("the user's dog"))  # the same turn again: nothing new
+    selector.select(request("where is the dashboard"))  # only the new query is encoded
+    assert fake_encoder.encoded == first + 1
+
+
+def test_the_disk_cache_serves_a_rerun_and_changed_text_is_encoded_again(
+        tmp_path: Path) -> None:
+    encoder = FakeEncoder()
+    calls: list[list[str]] = []
+
+    def encode(texts: list[str]) -> np.ndarray:
+        calls.append(texts)
+        return encoder.encode(texts)
+
+    path = tmp_path / "vectors.sqlite"
+    first = VectorCache("m", path).vectors(["alpha", "beta"], encode)
+    again = VectorCache("m", path).vectors(["alpha", "beta", "gamma"], encode)  # a new run
+    assert calls == [["alpha", "beta"], ["gamma"]]
+    assert np.allclose(first, again[:2])
+    VectorCache("other-model", path).vectors(["alpha"], encode)  # the model is in the key
+    assert calls[-1] == ["alpha"]
+
+
+def test_a_corrupt_vector_cache_is_one_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "vectors.sqlite"
+    path.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4096)
+    with pytest.raises(MemevalError, match=r"embedding cache is unusable.*delete it"):
+        VectorCache("m", path)

