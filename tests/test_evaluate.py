@@ -250,3 +250,14 @@ def test_a_session_that_crashes_costs_only_itself_and_reruns_alone(
     again = evaluate(_config(scenario_path), run_dir, progress=False)
     assert (again.units_run, again.units_resumed, again.rows) == (1, 2, 9)
     assert not (run_dir / INCOMPLETE_MARKER).exists()
+
+
+def test_gold_without_candidate_grading_still_reports_recall(tmp_path, scenario_path):
+    """The gold judge states its labels, so recall never depends on a string test."""
+    outcome = evaluate(RunConfig(scenarios=(str(scenario_path),), selectors=("oracle",),
+                                 judges=("gold?candidates=0",)), tmp_path / "run",
+                       progress=False)
+    (row,) = outcome.summary["overall"]
+    assert row["judge"] == "gold?candidates=0"
+    assert row["recall"] == 1.0 and row["recall_n"] == 2
+    assert outcome.summary["primary_judge"] == "gold?candidates=0"

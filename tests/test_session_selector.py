@@ -157,3 +157,19 @@ def test_aturn_records_an_async_failure(world):
 
     record = asyncio.run(world.session(Broken()).aturn("a question"))
     assert record.dirs[0].error == "ValueError: boom"
+
+
+def test_a_huge_raw_answer_is_kept_cut_with_a_note(world):
+    from memeval.selectors.base import SelectionResult, SyncSelector
+    from memeval.session.session import MAX_RAW_OUTPUT_CHARS
+
+    class Verbose(SyncSelector):
+        name = "verbose"
+
+        def select(self, request):
+            return SelectionResult(names=("m1.md",), raw_output="x" * 10_000_000)
+
+    record = world.session(Verbose()).turn("a question")
+    raw = record.dirs[0].raw_output
+    assert record.surfaced_keys == ("m1.md",)
+    assert len(raw) < MAX_RAW_OUTPUT_CHARS + 100 and raw.endswith("characters not kept]")

@@ -516,11 +516,24 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
+MAX_RAW_OUTPUT_CHARS = 20_000  # a selector's answer kept in records; a 10 MB answer is not
+
+
+def _capped(text: str | None) -> str | None:
+    """The selector's raw answer, cut with a note when it is too long to keep in every
+    row and report (the names were read from the whole of it)."""
+    if text is None or len(text) <= MAX_RAW_OUTPUT_CHARS:
+        return text
+    return (text[:MAX_RAW_OUTPUT_CHARS]
+            + f"\n[memeval: {len(text) - MAX_RAW_OUTPUT_CHARS} more characters not kept]")
+
+
 def _validate(search: DirSearch, result: SelectionResult) -> DirSearch:
     """Keep the selector's names that are filenames of this memdir's manifest, in its
     order, duplicates included. A malformed answer is an error, not an empty pick."""
     names: Any = result.names
-    base = replace(search, called=True, raw_output=result.raw_output, usage=result.usage)
+    base = replace(search, called=True, raw_output=_capped(result.raw_output),
+                   usage=result.usage)
     if result.error is not None:
         return replace(base, error=result.error)
     if not isinstance(names, Sequence) or isinstance(names, str | bytes):
