@@ -173,3 +173,26 @@ def test_error_and_discarded_turns_explain_themselves(watched, tmp_path: Path) -
     assert page.locator("#drill .b-discarded").count() >= 1
     assert page.locator("#drill pre.reminder").first.inner_text().startswith("<system-reminder>")
     watched.assert_clean()
+
+
+def test_opening_a_turn_keeps_your_place_and_esc_or_back_returns_to_it(watched,
+                                                                        real_run: Path) -> None:
+    watched.open(real_run / "index.html")
+    page = watched.page
+    rows = page.locator("#turn-table tbody tr")
+    target = rows.nth(min(12, rows.count() - 1))
+    target.scroll_into_view_if_needed()
+    before = page.evaluate("window.scrollY")
+    target.click()
+    assert page.locator("#drill").is_visible()
+    assert page.evaluate("location.hash").startswith("#turn-")
+    page.keyboard.press("Escape")
+    page.wait_for_function("document.getElementById('drill').hidden")
+    assert abs(page.evaluate("window.scrollY") - before) < 5
+    target.click()
+    page.go_back()
+    page.wait_for_function("document.getElementById('drill').hidden")
+    assert abs(page.evaluate("window.scrollY") - before) < 5
+    page.go_forward()  # the deep link opens the same turn again
+    page.wait_for_function("!document.getElementById('drill').hidden")
+    watched.assert_clean()
