@@ -112,3 +112,16 @@ def test_cli_bad_arguments_give_one_clear_line(tmp_path: Path, runner: CliRunner
     assert result.exit_code == 2
     assert "does not exist" in result.output
     assert runner.invoke(cli, ["lint", "--help"]).output.count("memeval lint ") >= 2
+
+
+def test_orphans_and_broken_frontmatter_are_reported(tmp_path):
+    from memeval.startup.lint import lint_memdir
+
+    (tmp_path / "MEMORY.md").write_text("- [Testing](testing.md) real database\n")
+    (tmp_path / "testing.md").write_text("---\ndescription: run tests on postgres\n---\nbody\n")
+    (tmp_path / "orphan.md").write_text("---\ndescription: nobody links here\n---\nbody\n")
+    (tmp_path / "broken.md").write_text("---\ndescription: [unclosed\n")
+    problems = {(p.path.name, p.code) for p in lint_memdir(tmp_path)}
+    assert ("orphan.md", "orphan") in problems and ("broken.md", "orphan") in problems
+    assert ("broken.md", "bad-frontmatter") in problems
+    assert not any(name == "testing.md" for name, _ in problems)

@@ -28,6 +28,8 @@ CODES = {
     "no-link": "a line that is not a heading links to no memory file",
     "bad-link": "a link leaves the memdir, targets an index, or names no file",
     "long-entry": "a line is over the recommended length",
+    "orphan": "a memory file no index line links to",
+    "bad-frontmatter": "a memory file's frontmatter cannot be read, or gives no description",
 }
 """Problem codes, for `--ignore` and for suites that check a subset."""
 
@@ -128,6 +130,7 @@ def lint_memdir(memdir: Path, *, max_entry_chars: int = MAX_ENTRY_CHARS) -> list
             )
         )
     offset = raw[: len(raw) - len(content)].count("\n")
+    linked: set[str] = set()
     in_fence = False
     for number, line in enumerate(content.split("\n"), start=1 + offset):
         stripped = line.strip()
@@ -150,6 +153,7 @@ def lint_memdir(memdir: Path, *, max_entry_chars: int = MAX_ENTRY_CHARS) -> list
             problem = _check_target(memdir, index, number, href)
             if problem is not None:
                 problems.append(problem)
+            linked.add(posixpath.normpath(unquote(href.split("#", 1)[0])))
         length = utf16_len(line.rstrip())
         if length > max_entry_chars:
             problems.append(
@@ -161,6 +165,34 @@ def lint_memdir(memdir: Path, *, max_entry_chars: int = MAX_ENTRY_CHARS) -> list
                     "keep the hook short and move detail into the topic file",
                 )
             )
+    return problems + _memory_file_problems(memdir, linked)
+
+
+def _memory_file_problems(memdir: Path, linked: set[str]) -> list[LintProblem]:
+    """Memory files no index line reaches, and files whose frontmatter says nothing."""
+    problems = []
+    for path in sorted(memdir.rglob("*.md")):
+        relative = path.relative_to(memdir).as_posix()
+        if relative == ENTRYPOINT_NAME or any(p.startswith(".") for p in relative.split("/")):
+            continue
+        if relative not in linked:
+            problems.append(LintProblem(path, 0, "orphan", "no index line links to this memory; "
+                                        "add one, or it is invisible in index mode"))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            problems.append(LintProblem(path, 0, "bad-frontmatter", f"unreadable ({error})"))
+            continue
+        data, content = parse_frontmatter(text)
+        if text.startswith("---") and content == text:
+            problems.append(LintProblem(path, 1, "bad-frontmatter", "the frontmatter block is "
+                                        "not closed with ---; the file has no description"))
+        elif text.startswith("---") and not data:
+            problems.append(LintProblem(path, 2, "bad-frontmatter", "the frontmatter is not "
+                                        "valid YAML; the manifest shows no description"))
+        elif not data.get("description"):
+            problems.append(LintProblem(path, 1, "bad-frontmatter", "no description: the "
+                                        "selector sees only the file name"))
     return problems
 
 
