@@ -196,3 +196,18 @@ def test_opening_a_turn_keeps_your_place_and_esc_or_back_returns_to_it(watched,
     page.go_forward()  # the deep link opens the same turn again
     page.wait_for_function("!document.getElementById('drill').hidden")
     watched.assert_clean()
+
+
+def test_the_page_fits_1280_pixels_and_charts_fill_their_cards(watched, real_run: Path) -> None:
+    page = watched.page
+    page.set_viewport_size({"width": 1280, "height": 900})
+    watched.open(real_run / "index.html")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    table = page.locator("#summary-table")
+    assert table.evaluate("t => t.scrollWidth <= t.clientWidth + 1 || "
+                          "getComputedStyle(t).overflowX === 'auto'")
+    for panel in page.locator("#charts .panel").all()[:2]:
+        svg_width = panel.locator("svg").first.evaluate("s => s.getBoundingClientRect().width")
+        panel_width = panel.evaluate("p => p.clientWidth")
+        assert svg_width >= 0.8 * panel_width - 30
+    watched.assert_clean()
