@@ -286,3 +286,19 @@ def test_bidi_controls_in_names_are_shown_not_obeyed(tmp_path: Path) -> None:
     html = render_run(run).read_text(encoding="utf-8")
     assert "\u202e" not in html
     assert "safe⟨U+202E⟩gnp.exe" in html
+
+
+def test_labels_of_close_points_do_not_print_over_each_other() -> None:
+    import itertools
+    import re as regex
+
+    from memeval.report._charts import quality_vs_cost
+
+    names = ("claude?prompt=a", "claude?prompt=b", "bm25")
+    points = [{"name": name, "x": 1.0, "y": 0.5, "low": None, "high": None, "colour": "#000"}
+              for name in names]
+    svg = str(quality_vs_cost(points, "bytes"))
+    label_ys = sorted(float(y) for y, name in
+                      regex.findall(r'y="([0-9.]+)"[^>]*>([^<]+)</text>', svg) if name in names)
+    assert len(label_ys) == 3
+    assert min(b - a for a, b in itertools.pairwise(label_ys)) >= 12

@@ -113,6 +113,7 @@ def quality_vs_cost(points: Sequence[Mapping[str, Any]], x_label: str) -> Markup
     for tick in (0, 0.5, 1):
         body.append(_text(left + tick * width, top + height + 14, _short(tick * x_max), "middle",
                           'fill="#666"'))
+    placed: list[tuple[float, float, float]] = []  # label boxes: x from, x to, baseline
     for p in points:
         x = left + (p["x"] / x_max) * width
         y = top + height - (p["y"] or 0) * height
@@ -123,8 +124,23 @@ def quality_vs_cost(points: Sequence[Mapping[str, Any]], x_label: str) -> Markup
         tip = f"{p['name']}: F1 {p['y']:.3f}, {x_label} {_short(p['x'])}"
         body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{p["colour"]}">'
                     f"<title>{escape(tip)}</title></circle>")
-        body.append(_text(x + 7, y - 6, p["name"], extra='fill="#333"'))
+        label_y = _free_row(placed, x + 7, x + 7 + LABEL_CHAR_PX * len(str(p["name"])), y - 6)
+        body.append(_text(x + 7, label_y, p["name"], extra='fill="#333"'))
     return _svg(left + width + 110, top + height + 40, body, "quality versus cost")
+
+
+LABEL_CHAR_PX = 6.5  # width of a label character at the charts' font size, roughly
+LABEL_ROW_PX = 13
+
+
+def _free_row(placed: list[tuple[float, float, float]], x0: float, x1: float,
+              y: float) -> float:
+    """The first baseline at or below `y` where a label spanning x0..x1 overlaps none
+    already placed; the box is recorded. Close points no longer print over each other."""
+    while any(x0 < b1 and b0 < x1 and abs(y - by) < LABEL_ROW_PX for b0, b1, by in placed):
+        y += LABEL_ROW_PX
+    placed.append((x0, x1, y))
+    return y
 
 
 def _short(value: float) -> str:
