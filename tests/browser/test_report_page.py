@@ -30,7 +30,7 @@ def test_report_opens_offline_without_errors(watched, real_run: Path, screenshot
     alerts = page.locator("#alerts li").all_inner_texts()
     assert alerts and all("rests on" in a for a in alerts)
     assert page.locator("#charts svg").count() >= 4
-    assert page.inner_text("#f-count") == f"{len(rows)} of {len(rows)} turns"
+    assert page.inner_text("#f-count") == f"{len(rows)} of {len(rows)} turn × selector rows"
     page.screenshot(path=str(screenshots / "summary.png"))
     watched.assert_clean()
 
@@ -151,7 +151,7 @@ def test_two_thousand_turn_report_is_small_and_quick(watched, big_run: Path) -> 
     # The goal is < 3 s; the bound is generous so a busy CI machine does not flake.
     assert seconds < 10, f"2 000-turn report took {seconds:.1f} s to open"
     page = watched.page
-    assert page.inner_text("#f-count").startswith("2000 of 2000 turns")
+    assert page.inner_text("#f-count").startswith("2000 of 2000 turn × selector rows")
     page.select_option("#f-category", "stale")
     assert {r["category"] for r in _visible_rows(page)} == {"stale"}
     page.locator("#turn-table tbody tr").first.click()
