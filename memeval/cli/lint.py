@@ -1,4 +1,4 @@
-"""`memeval lint MEMDIR`: check a memory directory's MEMORY.md index."""
+"""`memeval lint MEMDIR`: check a memory directory's MEMORY.md index and its memories."""
 
 from __future__ import annotations
 
@@ -31,7 +31,9 @@ from memeval.startup.lint import CODES, MAX_ENTRY_CHARS, lint_paths
     help="Skip a problem code (repeatable): " + "; ".join(f"{k}: {v}" for k, v in CODES.items()),
 )
 def command(memdirs: tuple[Path, ...], max_entry_chars: int, ignore: tuple[str, ...]) -> None:
-    """Check that each index line links to an existing memory file and stays short.
+    """Check the index (every line links to an existing memory file and stays short)
+    and the memories (each is linked from the index and has readable frontmatter
+    with a description).
 
     Prints one `path:line: code: problem` line per problem and exits 1 if any;
     also flags an index over the startup limits (200 lines, 25 000 units), which the
