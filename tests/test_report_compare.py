@@ -160,7 +160,7 @@ def test_report_command_rerenders_index(runs) -> None:
 
 def test_report_command_on_a_folder_without_results(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["report", str(tmp_path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no results.jsonl" in result.output
 
 

@@ -19,7 +19,7 @@ def test_generate_writes_a_loadable_scenario(tmp_path: Path) -> None:
     assert f"wrote {path} (25 memories, 8 turns)" in result.output
     assert len(load(path).turns) == 8
     again = runner.invoke(generate_command, args)
-    assert again.exit_code == 1 and "already exists" in again.output
+    assert again.exit_code == 2 and "already exists" in again.output
     assert runner.invoke(generate_command, [*args, "--force"]).exit_code == 0
 
 

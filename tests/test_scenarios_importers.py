@@ -182,7 +182,7 @@ def test_import_cli(tmp_path: Path) -> None:
     assert "wrote 2 scenario(s)" in result.output
     wrong = runner.invoke(import_command, ["locomo", str(LONGMEMEVAL), "--out",
                                            str(tmp_path / "x")])
-    assert wrong.exit_code == 1 and "nothing imported from the locomo file" in wrong.output
+    assert wrong.exit_code == 2 and "nothing imported from the locomo file" in wrong.output
     missing = runner.invoke(import_command, ["locomo", str(tmp_path / "nope.json"), "--out",
                                              str(tmp_path / "x")])
     assert missing.exit_code == 2 and "does not exist" in missing.output

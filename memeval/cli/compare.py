@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from memeval.cli._errors import InputError
 from memeval.errors import MemevalError
 
 EXAMPLES = """
@@ -84,7 +85,7 @@ def command(run_a: Path, run_b: Path, pairs: tuple[str, ...], out: Path | None) 
 
             html, data = render_compare(run_a, run_b, out, pairs=chosen)
     except MemevalError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise InputError(str(exc)) from None
     click.echo(summary_table(data))
     for warning in data.get("warnings") or []:
         click.echo(f"power: {warning}", err=True)

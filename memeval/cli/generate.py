@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from memeval.cli._errors import InputError
 from memeval.errors import MemevalError
 
 EXAMPLES = """
@@ -44,6 +45,6 @@ def command(seed: int, files: int, turns: int, out: Path, agents: int,
                         overwrite=force)
         scenario = load(path)  # proves the output is a valid scenario
     except MemevalError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise InputError(str(exc)) from None
     click.echo(f"wrote {path} ({len(scenario.project.candidates())} memories, "
                f"{len(scenario.turns)} turns)")

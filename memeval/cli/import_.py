@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from memeval.cli._errors import InputError
 from memeval.errors import MemevalError
 
 SHOWN_DROPS = 20  # the rest go to the report file, so a big import stays readable
@@ -58,7 +59,7 @@ def _finish(report, out: Path, source: str) -> None:
         if len(report.dropped) > SHOWN_DROPS:
             click.echo(f"  ... and {len(report.dropped) - SHOWN_DROPS} more", err=True)
     if not report.scenarios:
-        raise click.ClickException(f"nothing imported from the {source} file")
+        raise InputError(f"nothing imported from the {source} file")
 
 
 GROUP_EXAMPLES = """
@@ -96,7 +97,7 @@ def locomo(file: Path, granularity: str, out: Path, now: datetime | None, force:
         report = import_locomo(file, out, granularity=granularity,  # type: ignore[arg-type]
                                now=now, overwrite=force)
     except MemevalError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise InputError(str(exc)) from None
     _finish(report, out, "locomo")
 
 
@@ -114,5 +115,5 @@ def longmemeval(file: Path, out: Path, limit: int | None, force: bool) -> None:
     try:
         report = import_longmemeval(file, out, limit=limit, overwrite=force)
     except MemevalError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise InputError(str(exc)) from None
     _finish(report, out, "longmemeval")

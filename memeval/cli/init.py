@@ -33,10 +33,13 @@ def command(root: Path) -> None:
     if target.exists():
         raise InputError(f"{target} already exists; remove it or pick another ROOT")
     source = files("memeval.cli") / "_init_templates"
-    for template, place in LAYOUT.items():
-        path = target / place
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text((source / template).read_text(encoding="utf-8"), encoding="utf-8")
+    try:
+        for template, place in LAYOUT.items():
+            path = target / place
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text((source / template).read_text(encoding="utf-8"), encoding="utf-8")
+    except OSError as exc:  # ROOT not creatable or not writable: a bad argument, not a bug
+        raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
     click.echo(f"wrote {target}/: my_selector.py, test_memory_selection.py, "
                "scenarios/example.yaml, memeval.yml (a workflow to copy into "
                ".github/workflows/)\nnext:\n  pytest memory_eval --memeval-selector mine "

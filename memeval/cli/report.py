@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from memeval.cli._errors import InputError
 from memeval.errors import MemevalError
 
 EXAMPLES = """
@@ -31,5 +32,5 @@ def command(run: Path) -> None:
     try:
         rebuild_run(run)
     except MemevalError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise InputError(str(exc)) from None
     click.echo(f"report: {run / REPORT_FILE}")
