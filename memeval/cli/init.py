@@ -15,6 +15,7 @@ LAYOUT = {  # template -> where it goes under FOLDER
     "test_memory_selection.py": "test_memory_selection.py",
     "example.yaml": "scenarios/example.yaml",
     "memeval.yml": "memeval.yml",
+    "pytest.ini": "pytest.ini",
 }
 
 
@@ -22,12 +23,12 @@ LAYOUT = {  # template -> where it goes under FOLDER
 @click.argument("root", type=click.Path(file_okay=False, path_type=Path), default=".")
 def command(root: Path) -> None:
     """Write memory_eval/ into ROOT (default: here): your selector, a test file, a
-    scenario and a GitHub workflow to copy. Never overwrites: an existing
-    memory_eval/ is refused.
+    scenario, the pytest options with a recall gate, and a GitHub workflow to copy.
+    Never overwrites: an existing memory_eval/ is refused.
 
     \b
     Then:
-      pytest memory_eval --memeval-selector mine --memeval-scenarios memory_eval/scenarios
+      pytest memory_eval            # 3 items and `memeval gate: PASS`
     """
     target = root / FOLDER
     if target.exists():
@@ -40,7 +41,7 @@ def command(root: Path) -> None:
             path.write_text((source / template).read_text(encoding="utf-8"), encoding="utf-8")
     except OSError as exc:  # ROOT not creatable or not writable: a bad argument, not a bug
         raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
-    click.echo(f"wrote {target}/: my_selector.py, test_memory_selection.py, "
-               "scenarios/example.yaml, memeval.yml (a workflow to copy into "
-               ".github/workflows/)\nnext:\n  pytest memory_eval --memeval-selector mine "
-               "--memeval-scenarios memory_eval/scenarios --memeval-report reports/memeval")
+    click.echo(f"wrote {target}/: my_selector.py (your selector, `mine`), "
+               "test_memory_selection.py, scenarios/example.yaml, pytest.ini (options and "
+               "the gate), memeval.yml (a workflow to copy into .github/workflows/)\n"
+               f"next:\n  pytest {target}")

@@ -4,9 +4,11 @@ memeval calls `select` once per memdir per turn with a `SelectionRequest`: the
 user's `query`, the `manifest` text the model would see, the `candidates` (one
 `MemoryHeader` each: `filename`, `description`, `type`, `mtime_ms`), the
 `recent_tools` and the `turn_id`. Answer with the filenames to surface (at most five
-are kept). Replace the body with your own logic; keep the name, or change it and the
-`--memeval-selector` option with it.
+are kept). Replace the body with your own logic; keep the name, or change it and
+`memeval_selector` in pytest.ini with it.
 """
+
+import re
 
 from memeval.selectors import SelectionResult, SyncSelector, selector
 
@@ -19,9 +21,13 @@ class MySelector(SyncSelector):
         self.k = k
 
     def select(self, request):
-        words = set(request.query.lower().split())
-        scored = sorted(request.candidates,
-                        key=lambda h: -len(words & set((h.description or "").lower().split())))
-        names = tuple(h.filename for h in scored[: self.k]
-                      if words & set((h.description or "").lower().split()))
+        query = words(request.query)
+        overlap = {h.filename: len(query & words(h.description or "")) for h in request.candidates}
+        ranked = sorted((n for n, score in overlap.items() if score), key=lambda n: -overlap[n])
+        names = tuple(ranked[: self.k])
         return SelectionResult(names=names, raw_output=f"mine: {len(names)} by word overlap")
+
+
+def words(text):
+    """The words of four letters or more: short words like 'the' match everything."""
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 3}

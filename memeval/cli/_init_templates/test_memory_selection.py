@@ -1,8 +1,8 @@
 """One test item per scenario turn × selector; the run's scores are gated at the end.
 
 An item fails when the session breaks an invariant or your selector errs; scores
-never fail an item: `--memeval-min-recall`, `--memeval-baseline` and friends gate
-them statistically at the end of the session (see the workflow in this folder).
+never fail an item: `memeval_min_recall` in pytest.ini (or `--memeval-baseline` and
+friends) gates them statistically at the end of the session. Run: pytest memory_eval
 """
 
 import my_selector  # noqa: F401  (registers the `mine` selector)
