@@ -26,7 +26,7 @@ def test_init_writes_a_suite_that_passes_and_gates_outside_the_checkout(
     folder = tmp_path / "memory_eval"
     assert {p.name for p in folder.rglob("*") if p.is_file()} == {
         "my_selector.py", "test_memory_selection.py", "example.yaml", "memeval.yml",
-        "pytest.ini"}
+        "pytest.ini", "conftest.py"}
     run = pytest_in(tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "3 passed" in run.stdout and "memeval gate: PASS" in run.stdout
@@ -35,6 +35,9 @@ def test_init_writes_a_suite_that_passes_and_gates_outside_the_checkout(
     gate = CliRunner().invoke(cli, ["gate", str(tmp_path / "reports" / "memeval"),
                                     "--min-recall", "0.5", "--no-write"])
     assert gate.exit_code == 0, gate.output
+    parallel = pytest_in(tmp_path, "-n", "2")  # the xdist controller knows `mine` too
+    assert parallel.returncode == 0, parallel.stdout + parallel.stderr
+    assert "memeval gate: PASS" in parallel.stdout
 
     again = CliRunner().invoke(cli, ["init", str(tmp_path)])
     assert again.exit_code == 2 and "already exists" in again.output

@@ -16,6 +16,7 @@ LAYOUT = {  # template -> where it goes under FOLDER
     "example.yaml": "scenarios/example.yaml",
     "memeval.yml": "memeval.yml",
     "pytest.ini": "pytest.ini",
+    "conftest.py": "conftest.py",
 }
 
 
@@ -42,6 +43,7 @@ def command(root: Path) -> None:
     except OSError as exc:  # ROOT not creatable or not writable: a bad argument, not a bug
         raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
     click.echo(f"wrote {target}/: my_selector.py (your selector, `mine`), "
-               "test_memory_selection.py, scenarios/example.yaml, pytest.ini (options and "
-               "the gate), memeval.yml (a workflow to copy into .github/workflows/)\n"
+               "conftest.py (registers it), test_memory_selection.py, scenarios/example.yaml, "
+               "pytest.ini (options and the gate), memeval.yml (a workflow to copy into "
+               ".github/workflows/)\n"
                f"next:\n  pytest {target}")

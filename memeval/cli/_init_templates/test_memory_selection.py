@@ -5,10 +5,7 @@ never fail an item: `memeval_min_recall` in pytest.ini (or `--memeval-baseline` 
 friends) gates them statistically at the end of the session. Run: pytest memory_eval
 """
 
-import my_selector  # noqa: F401  (registers the `mine` selector)
-import pytest
-
-pytestmark = pytest.mark.memeval_suite  # marks the items for `-m memeval_suite`
+import pytest  # your selector is registered in conftest.py
 
 
 def test_selection(memeval_turn):
