@@ -190,17 +190,25 @@ def open_session(scenario: Scenario, selector: Selector,
         yield OpenSession(world, session, contexts)
 
 
+def reads_labels(selector: Selector) -> bool:
+    """Whether `selector` is the built-in oracle (possibly wrapped): the one selector
+    the harness hands gold labels to. A third-party class with a `use_labels`
+    method gets nothing."""
+    inner = selector.inner if isinstance(selector, ShuffledManifestSelector) else selector
+    return isinstance(inner, OracleSelector)
+
+
 def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0, *,
               compact: bool = True) -> TurnRecord:
     """One scenario turn through the session, compaction first when the turn asks
     (and `compact` leaves it to this function).
 
-    A selector that declares `use_labels` (the oracle) is handed the turn's gold
-    labels first; no other part of the session sees them.
+    The oracle (and only the oracle, also inside the manifest-shuffling wrapper) is
+    handed the turn's gold labels first; no other selector or part of the session
+    sees them, whatever methods it declares.
     """
-    use_labels = getattr(session.selector, "use_labels", None)
-    if callable(use_labels):
-        use_labels(gold_by_scope(scenario, turn))
+    if reads_labels(session.selector):
+        session.selector.use_labels(gold_by_scope(scenario, turn))  # type: ignore[union-attr]
     if compact and turn.compact_before:
         session.compact()
     return session.turn(

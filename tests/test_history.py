@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from typing import ClassVar
 
 import pytest
 
@@ -85,3 +86,26 @@ def test_all_surfaces_what_the_cap_keeps_the_same_as_recency() -> None:
     all_rows, recency = rows("all", "gold"), rows("recency", "gold")
     assert [r.selected for r in all_rows] == [r.selected for r in recency]
     assert any(len(d["valid"]) > 5 for r in all_rows for d in r.record["dirs"])
+
+
+def test_only_the_oracle_is_handed_the_labels() -> None:
+    """A third-party selector that declares use_labels still never sees gold."""
+    from memeval.harness import open_session, play_turn
+    from memeval.selectors.base import SelectionResult, SyncSelector
+    from memeval.selectors.shuffle import ShuffledManifestSelector
+
+    class Snoop(SyncSelector):
+        name = "snoop"
+        seen: ClassVar[list] = []
+
+        def use_labels(self, labels):
+            self.seen.append(labels)
+
+        def select(self, request):
+            return SelectionResult(names=())
+
+    scenario = SCENARIOS[0]
+    for selector in (Snoop(), ShuffledManifestSelector(Snoop(), 1)):
+        with open_session(scenario, selector) as opened:
+            play_turn(opened.session, scenario, scenario.turns[0])
+    assert Snoop.seen == []
