@@ -112,16 +112,23 @@ class Checker:
         return default
 
     def number(self, node: Node | None, field: str, default: float, *,
-               minimum: float | None = None) -> float:
+               minimum: float | None = None, maximum: float | None = None,
+               why_maximum: str = "") -> float:
+        """A finite number within the bounds; `why_maximum` explains the upper one."""
         if node is None:
             return default
         value = node.value
+        # An int may be too large for a float (10**400): compared, never converted.
         if isinstance(value, bool) or not isinstance(value, int | float) or \
-                not math.isfinite(value):
-            self.error(node.line, field, f"must be a number, got {kind(node)}")
+                (isinstance(value, float) and not math.isfinite(value)):
+            self.error(node.line, field, f"must be a number, got {_short(kind(node))}")
             return default
         if minimum is not None and value < minimum:
-            self.error(node.line, field, f"must be >= {minimum:g}, got {value:g}")
+            self.error(node.line, field, f"must be >= {minimum:g}, got {_short(str(value))}")
+            return default
+        if maximum is not None and value > maximum:
+            self.error(node.line, field, f"{_short(str(value))} is too large; give at most "
+                                         f"{maximum:.15g}{why_maximum}")
             return default
         return float(value)
 
@@ -147,6 +154,11 @@ class Checker:
             if text is not None:
                 out.append((text, item.line))
         return out
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """A value for a message: a 400-digit number is shown by its start."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def join(field: str, key: str) -> str:

@@ -45,6 +45,8 @@ MEMDIR_KEYS = ("from", "mtimes", "files")
 MTIME_KEYS = ("age_days", "mtime", "mtime_ms")
 NAME_MAX = 255  # bytes in one path segment on common filesystems
 MAX_AGE_DAYS = 36_500  # older is before any file time a filesystem keeps
+AGE_CAP = " days (about 100 years; older is before any file time)"
+MAX_MTIME_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z; later overflows time_t
 FILE_KEYS = ("content", *MTIME_KEYS)
 AGENT_KEYS = ("scope", "memdir")
 TURN_KEYS = ("id", "query", "category", "why", "relevant", "acceptable", "tool_events",
@@ -120,16 +122,14 @@ def _mtime(ctx: _Context, node: Node, field: str) -> float | None:
     value_node = node.value[key]
     sub = join(field, key)
     if key == "age_days":
-        age = ctx.check.number(value_node, sub, math.nan, minimum=0)
+        age = ctx.check.number(value_node, sub, math.nan, minimum=0, maximum=MAX_AGE_DAYS,
+                               why_maximum=AGE_CAP)
         if math.isnan(age):
-            return None
-        if age > MAX_AGE_DAYS:
-            ctx.check.error(value_node.line, sub, f"{age:g} days is before any file time; "
-                            f"give at most {MAX_AGE_DAYS} (about 100 years)")
             return None
         return ctx.now_ms - age * DAY_MS
     if key == "mtime_ms":
-        ms = ctx.check.number(value_node, sub, math.nan, minimum=0)
+        ms = ctx.check.number(value_node, sub, math.nan, minimum=0, maximum=MAX_MTIME_MS,
+                              why_maximum=" (9999-12-31)")
         return None if math.isnan(ms) else ms
     instant = ctx.check.instant(value_node, sub)
     return None if instant is None else to_ms(instant)
@@ -513,7 +513,8 @@ def _scenario(root: Node, path: Path, check: Checker,
     if project_root is None:
         project_root = f"/home/user/{scenario_id or 'project'}"
     flags = _flags(check, get("flags"))
-    default_age = check.number(get("default_age_days"), "default_age_days", 0.0, minimum=0)
+    default_age = check.number(get("default_age_days"), "default_age_days", 0.0, minimum=0,
+                               maximum=MAX_AGE_DAYS, why_maximum=AGE_CAP)
     categories = tuple(c for c, _ in check.string_list(get("categories"), "categories"))
 
     now_ms = to_ms(now) if now is not None else 0.0

@@ -11,7 +11,7 @@ from memeval.scenarios import load_many
 BASE = """\
 id: odd
 now: 2026-11-30T12:00:00Z
-mode: recall
+{default_age}mode: recall
 project_root: /home/dev/odd
 memdirs:
   project:
@@ -36,11 +36,22 @@ AGENT = ('agents:\n  "{name}":\n    scope: user\n    memdir:\n      files:\n'
      "before any file time"),
     (GOOD_FILE, AGENT.format(name=".."), 12, "not '.' or '..'"),
     (GOOD_FILE, AGENT.format(name="a\\0b"), 12, "no '/', spaces or NUL"),
-], ids=["nul-in-name", "long-name", "absurd-age", "agent-dotdot", "nul-in-agent"])
+    ('      a.md:\n        content: "x"\n        age_days: ' + "9" * 400 + "\n", "", 10,
+     "before any file time"),
+    ('      a.md:\n        content: "x"\n        mtime_ms: 1e300\n', "", 10,
+     "give at most 253402300799999 (9999-12-31)"),
+    ('      a.md:\n        content: "x"\n        mtime_ms: .inf\n', "", 10,
+     "must be a number, got float inf"),
+    ("default_age_days: 1e300", "", 3, "before any file time"),
+], ids=["nul-in-name", "long-name", "absurd-age", "agent-dotdot", "nul-in-agent",
+        "400-digit-age", "absurd-mtime-ms", "infinite-mtime-ms", "absurd-default-age"])
 def test_each_input_is_one_located_error(tmp_path: Path, files: str, agents: str, line: int,
                                          fragment: str) -> None:
     path = tmp_path / "odd.yaml"
-    path.write_text(BASE.format(files=files, agents=agents))
+    default_age = ""
+    if files.startswith("default_age_days"):  # a top-level key, not a file
+        default_age, files = files + "\n", GOOD_FILE
+    path.write_text(BASE.format(files=files, agents=agents, default_age=default_age))
     loaded = load_many([str(path)])
     assert not loaded.scenarios
     (error,) = loaded.errors
