@@ -35,7 +35,7 @@ def project_root(env: StartupEnv) -> Path:
     """The root naming the project memdir: the canonical git root, else the cwd."""
     if env.git_root is not None:
         return env.git_root
-    return find_canonical_git_root(env.cwd) or _cwd(env)
+    return find_canonical_git_root(env.cwd, env.walk_root) or _cwd(env)
 
 
 def memory_dir_for(env: StartupEnv) -> Path:
@@ -69,8 +69,8 @@ def _nested_worktree_skip(cwd: Path, stop: Path | None = None) -> tuple[Path, Pa
     are copies of each other; Claude Code skips the Project files of folders inside
     the main repo but above the worktree (CLAUDE.local.md, being untracked, still loads).
     """
-    checkout = find_git_root(cwd)
-    canonical = find_canonical_git_root(cwd)
+    checkout = find_git_root(cwd, stop)  # never above the walk's root: a `.git`
+    canonical = find_canonical_git_root(cwd, stop)  # file planted there is not read
     if checkout is None or canonical is None:
         return None
     if stop is not None and not path_within(canonical, stop):
