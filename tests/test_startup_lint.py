@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,50 @@ def test_orphans_and_broken_frontmatter_are_reported(tmp_path):
     assert ("orphan.md", "orphan") in problems and ("broken.md", "orphan") in problems
     assert ("broken.md", "bad-frontmatter") in problems
     assert not any(name == "testing.md" for name, _ in problems)
+
+
+def test_invalid_frontmatter_names_the_line_where_the_yaml_breaks(tmp_path: Path) -> None:
+    (tmp_path / "MEMORY.md").write_text("- [B](b.md) x\n- [C](c.md) y\n")
+    (tmp_path / "b.md").write_text("---\nname: b\ntype: user\ndescription: x\n"
+                                   "  bad: : indent\n---\nbody\n")
+    (tmp_path / "c.md").write_text("---\n- a list\n- not a mapping\n---\nbody\n")
+    assert [str(p).replace(f"{tmp_path}/", "") for p in lint_memdir(tmp_path)] == [
+        "b.md:5: bad-frontmatter: the frontmatter is not valid YAML (mapping values are not "
+        "allowed here); the manifest shows no description",
+        "c.md:2: bad-frontmatter: the frontmatter is not valid YAML (not a mapping of keys "
+        "to values); the manifest shows no description",
+    ]
+
+
+def test_unclosed_frontmatter_and_orphans_through_the_cli(tmp_path: Path,
+                                                          runner: CliRunner) -> None:
+    (tmp_path / "MEMORY.md").write_text("- [A](a.md) x\n")
+    (tmp_path / "a.md").write_text("---\ndescription: never closed\nbody\n")
+    (tmp_path / "lost.md").write_text("---\ndescription: nobody links here\n---\nbody\n")
+    result = runner.invoke(cli, ["lint", str(tmp_path)])
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{tmp_path / 'a.md'}:1: bad-frontmatter: the frontmatter block is not closed with "
+        "---; the file has no description",
+        f"{tmp_path / 'lost.md'}: orphan: no index line links to this memory; add one, or it "
+        "is invisible in index mode",
+    ]
+
+
+def test_a_fifo_named_like_a_memory_does_not_hang_lint(tmp_path: Path) -> None:
+    """Read on a worker thread with a limit, so a regression fails instead of hanging."""
+    import threading
+
+    (tmp_path / "MEMORY.md").write_text("- [A](a.md) x\n")
+    (tmp_path / "a.md").write_text("---\ndescription: fine\n---\n")
+    os.mkfifo(tmp_path / "pipe.md")
+    found: list[str] = []
+    worker = threading.Thread(target=lambda: found.extend(
+        str(p) for p in lint_memdir(tmp_path)), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():  # unblock the reader so the test process can exit
+        with open(tmp_path / "pipe.md", "w"):
+            pass
+    assert not worker.is_alive(), "lint blocked on a FIFO"
+    assert found == []

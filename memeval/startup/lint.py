@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
+from memeval.memdir.frontmatter import HANDLER
 from memeval.memdir.text import utf16_len
+from memeval.memdir.yaml12 import YamlError, parse_yaml
 from memeval.startup import markdown
 from memeval.startup._deps import ENTRYPOINT_NAME, parse_frontmatter, truncate_entrypoint_content
 
@@ -175,6 +177,8 @@ def _memory_file_problems(memdir: Path, linked: set[str]) -> list[LintProblem]:
         relative = path.relative_to(memdir).as_posix()
         if relative == ENTRYPOINT_NAME or any(p.startswith(".") for p in relative.split("/")):
             continue
+        if not path.is_file():  # a FIFO or device named x.md would block the read
+            continue
         if relative not in linked:
             problems.append(LintProblem(path, 0, "orphan", "no index line links to this memory; "
                                         "add one, or it is invisible in index mode"))
@@ -188,12 +192,34 @@ def _memory_file_problems(memdir: Path, linked: set[str]) -> list[LintProblem]:
             problems.append(LintProblem(path, 1, "bad-frontmatter", "the frontmatter block is "
                                         "not closed with ---; the file has no description"))
         elif text.startswith("---") and not data:
-            problems.append(LintProblem(path, 2, "bad-frontmatter", "the frontmatter is not "
-                                        "valid YAML; the manifest shows no description"))
+            line, reason = _frontmatter_error(text)
+            problems.append(LintProblem(path, line, "bad-frontmatter", f"the frontmatter is "
+                                        f"not valid YAML ({reason}); the manifest shows no "
+                                        "description"))
         elif not data.get("description"):
             problems.append(LintProblem(path, 1, "bad-frontmatter", "no description: the "
                                         "selector sees only the file name"))
     return problems
+
+
+def _frontmatter_error(text: str) -> tuple[int, str]:
+    """The file line where a frontmatter block stops being YAML, and why.
+
+    The parser's marks count from the block's first line, which is the file's second
+    (after the opening `---`); the context mark (where the open bracket or quote
+    began) is preferred over where the parser gave up, often the end of the block.
+    """
+    try:
+        block, _ = HANDLER.split(text)
+        parse_yaml(block)
+    except YamlError as error:
+        cause = error.__cause__
+        mark = getattr(cause, "context_mark", None) or getattr(cause, "problem_mark", None)
+        reason = str(getattr(cause, "problem", None) or error).splitlines()[0]
+        return (2 + mark.line if mark is not None else 2), reason
+    except ValueError:
+        pass
+    return 2, "not a mapping of keys to values"
 
 
 def lint_paths(
