@@ -31,3 +31,11 @@ def check_out_dir(out: Path) -> None:
     except OSError as exc:
         raise InputError(f"--out {out}: cannot write there ({exc.strerror or exc}); pick a "
                          "folder you can write to") from None
+
+
+def disk_error(exc: OSError, run_dir: Path) -> str:
+    """An `OSError` met while the run was writing (a full disk, a folder changed under
+    it), as one line with the path and how to carry on."""
+    where = exc.filename or run_dir
+    return (f"{where}: {exc.strerror or exc}; free the space or fix the folder, then rerun "
+            "the same command to resume")

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from memeval.cli._errors import InputError
-from memeval.cli._outdir import check_out_dir
+from memeval.cli._outdir import check_out_dir, disk_error
 from memeval.errors import MemevalError
 from memeval.interrupt import EXIT_INTERRUPTED, RunInterrupted
 
@@ -148,6 +148,8 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
         raise click.ClickException(str(exc)) from None
     except MemevalError as exc:  # a bad spec, scenario path, --out or setting: exit code 2
         raise InputError(str(exc)) from None
+    except OSError as exc:  # the disk filled up, or the folder changed under the run
+        raise click.ClickException(disk_error(exc, run_dir)) from None
     if out is None:
         update_latest_link(run_dir)
     for problem in outcome.scenario_errors:
