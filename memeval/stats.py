@@ -1,27 +1,36 @@
-"""Intervals and corrections that match how memeval's data is shaped.
+"""Intervals, tests and calibration that respect how memeval's evidence is grouped.
 
-Turns of one scenario share a memdir and a history, so intervals resample whole
-scenarios (a cluster bootstrap); proportions get Wilson intervals, which are never
-zero-width; many comparisons get Holm's correction. Pure functions of arrays, used
-by `memeval.metrics`, `memeval.compare`, the gate and the judges' agreement.
+The turns of one scenario share a memdir and a conversation, so they are not
+independent draws: a bootstrap that resamples turns treats 30 correlated turns as 30
+pieces of evidence and gives intervals that are too narrow. Every interval here
+resamples whole *clusters* (a scenario, or a conversation of an imported set); a
+suite whose clusters are single turns gets the ordinary bootstrap back.
+
+All functions are pure (numbers in, frozen records out), skip NaN / None inputs and
+count what they skipped, and report the `n` and `n_clusters` a figure rests on.
+See docs/statistics.md for the reasoning and a worked example.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
 import numpy as np
-import pandas as pd
-from scipy import stats
+from scipy import special, stats
+
+from memeval.errors import MemevalError
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 2000  # percentile bootstrap: ~±0.005 on a 95 % bound, fast on 2 cores
 SEED = 0
+FALSE_FAILURE = 0.05  # the A/A failure rate a calibrated gate margin allows
+CALIBRATION_TRIALS = 400  # pseudo A/A comparisons behind a calibrated margin
 
+Method = Literal["percentile", "bca"]
 
 _RNG_KEYWORD = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters \
     else "random_state"  # scipy >= 1.15 renamed the seed argument
@@ -33,76 +42,548 @@ def bootstrap_seed(seed: int) -> dict[str, np.random.Generator]:
 
 
 @dataclass(frozen=True)
-class Estimate:
-    """A figure with its interval and what it rests on."""
+class Interval:
+    """A point estimate with a two-sided interval and the evidence behind it.
+
+    Args:
+        value: the statistic on the data as given (NaN when nothing is left).
+        low: lower bound (NaN below two observations).
+        high: upper bound.
+        n: observations used (turns, or items for pass^k and flip rate).
+        n_clusters: distinct clusters among them; the interval's real sample size.
+            With one cluster the turns are resampled instead and the interval is
+            optimistic; `method` then says so.
+        method: how the interval was made, e.g. `cluster bootstrap (percentile)`.
+        confidence: the interval's coverage.
+        n_skipped: inputs left out (NaN / None values, or items with too few repeats).
+    """
 
     value: float
     low: float
     high: float
     n: int
     n_clusters: int
+    method: str = "cluster bootstrap (percentile)"
+    confidence: float = CONFIDENCE
+    n_skipped: int = 0
+
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
 
 
-def cluster_ratio_ci(numerators: np.ndarray, denominators: np.ndarray, clusters: Sequence[Any],
-                     *, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
-                     seed: int = SEED) -> Estimate:
-    """sum(num) / sum(den) with a percentile bootstrap that resamples whole clusters.
+Estimate = Interval  # the name metrics.py and the report use
 
-    A mean is the case `den = 1`. With a single cluster (a one-scenario suite) there
-    is no between-cluster spread to resample, so its turns are resampled instead; the
-    estimate then reports `n_clusters == 1` and the interval is optimistic. Fewer than
-    two values give a NaN interval.
+
+@dataclass(frozen=True)
+class NonInferiority:
+    """Is the candidate at most `margin` worse than the baseline?
+
+    Args:
+        estimate: mean paired difference, candidate − baseline (higher is better).
+        lower_bound: one-sided lower confidence bound of that difference.
+        margin: the tolerated loss (positive).
+        passed: `lower_bound >= -margin`; False whenever the bound is undefined.
+        n: paired observations used.
+        n_clusters: clusters among them.
+        half_width: `estimate - lower_bound`, the bound's distance from the estimate.
+        resolvable: `margin >= 2 * half_width`. A candidate exactly as good as the
+            baseline then fails about `1 - confidence` of the time; below it the gate
+            fails equal candidates far more often, i.e. the suite cannot resolve
+            the margin.
+        confidence: the one-sided bound's coverage.
+        n_skipped: NaN differences left out.
     """
-    num, den = np.asarray(numerators, dtype=float), np.asarray(denominators, dtype=float)
-    keep = ~(np.isnan(num) | np.isnan(den))
+
+    estimate: float
+    lower_bound: float
+    margin: float
+    passed: bool
+    n: int
+    n_clusters: int
+    half_width: float
+    resolvable: bool
+    confidence: float = CONFIDENCE
+    n_skipped: int = 0
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The smallest gate margin the baseline's own run-to-run noise allows.
+
+    Args:
+        margin: smallest margin at which A/A comparisons of the baseline fail at most
+            `false_failure` of the time.
+        false_failure: the A/A failure rate aimed for.
+        confidence: the non-inferiority bound's coverage the margin was found for.
+        n: turns per draw that entered (turns NaN in any draw are left out).
+        n_clusters: clusters among them.
+        n_draws: equivalent draws (repeats) the noise was read from.
+        n_trials: pseudo A/A comparisons the margin is the quantile of.
+        n_skipped: turns left out for a NaN in some draw.
+    """
+
+    margin: float
+    false_failure: float
+    confidence: float
+    n: int
+    n_clusters: int
+    n_draws: int
+    n_trials: int
+    n_skipped: int = 0
+
+    def turns_needed(self, margin: float) -> int:
+        """Turns a suite like this one needs to hold `margin` at the same false-failure rate.
+
+        The bound's width shrinks as 1/√(clusters), so the suite must grow by
+        (calibrated / wanted)²; new turns are assumed to come in clusters of today's size.
+        """
+        if not margin > 0:
+            raise MemevalError(f"turns_needed: the margin must be positive, got {margin}")
+        if not math.isfinite(self.margin):
+            raise MemevalError("turns_needed: no calibrated margin (fewer than two clusters)")
+        return math.ceil(self.n * (self.margin / margin) ** 2)
+
+    def clusters_needed(self, margin: float) -> int:
+        """Like `turns_needed`, counted in clusters (scenarios)."""
+        turns = self.turns_needed(margin)
+        return math.ceil(turns * self.n_clusters / self.n)
+
+
+# -- the resampling engine ----------------------------------------------------------------
+
+def _codes(clusters: Sequence[Hashable], size: int, caller: str) -> np.ndarray:
+    if len(clusters) != size:
+        raise MemevalError(f"{caller}: {size} values but {len(clusters)} cluster keys; "
+                           "give one cluster key per value")
+    index: dict[Hashable, int] = {}
+    return np.array([index.setdefault(c, len(index)) for c in clusters], dtype=np.intp)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _resample_weights(n_clusters: int, n_resamples: int, seed: int) -> np.ndarray:
+    """How often each cluster appears in each resample: shape (n_resamples, n_clusters).
+
+    Drawing cluster indices (rather than multinomial counts) keeps a brute-force
+    reference with the same seed identical, which the tests rely on.
+    """
+    picks = np.random.default_rng(seed).integers(0, n_clusters, size=(n_resamples, n_clusters))
+    weights = np.zeros((n_resamples, n_clusters))
+    np.add.at(weights, (np.arange(n_resamples)[:, None], picks), 1.0)
+    return weights
+
+
+def _bounds(statistic: Callable[[np.ndarray], np.ndarray], n_clusters: int, *,
+            tails: Sequence[float], method: Method, n_resamples: int,
+            seed: int) -> tuple[float, list[float]]:
+    """The statistic on all clusters and its bootstrap quantiles at `tails`.
+
+    `statistic` maps cluster weights (..., n_clusters) to values (...): a resample is
+    a weight vector, the data itself all ones, a jackknife replicate one zero.
+    """
+    estimate = float(statistic(np.ones(n_clusters)))
+    if n_clusters < 2 or not math.isfinite(estimate):
+        return estimate, [math.nan] * len(tails)
+    draws = statistic(_resample_weights(n_clusters, n_resamples, seed))
+    draws = draws[np.isfinite(draws)]
+    if draws.size == 0:
+        return estimate, [math.nan] * len(tails)
+    if np.ptp(draws) == 0:
+        return estimate, [estimate] * len(tails)  # nothing varies: a zero-width interval
+    levels = np.asarray(tails, dtype=float)
+    if method == "bca":
+        # Efron's bias-corrected and accelerated percentiles; the acceleration comes
+        # from leaving out one cluster at a time.
+        below = (np.count_nonzero(draws < estimate) + 0.5 * np.count_nonzero(draws == estimate))
+        z0 = stats.norm.ppf(below / draws.size)
+        jack = statistic(1.0 - np.eye(n_clusters))
+        jack = jack[np.isfinite(jack)]
+        spread = jack.mean() - jack
+        denom = 6.0 * np.sum(spread**2) ** 1.5
+        accel = float(np.sum(spread**3) / denom) if denom > 0 else 0.0
+        z = stats.norm.ppf(levels)
+        levels = stats.norm.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
+        if not np.all(np.isfinite(levels)):
+            return estimate, [math.nan] * len(tails)
+    elif method != "percentile":
+        raise MemevalError(f"bootstrap method {method!r} is not one of percentile, bca")
+    found = np.quantile(draws, levels)
+    return estimate, [float(v) for v in found]
+
+
+def _two_sided(statistic: Callable[[np.ndarray], np.ndarray], n_clusters: int, *,
+               confidence: float, method: Method, n_resamples: int,
+               seed: int) -> tuple[float, float, float]:
+    alpha = 1 - confidence
+    estimate, (low, high) = _bounds(statistic, n_clusters, tails=(alpha / 2, 1 - alpha / 2),
+                                    method=method, n_resamples=n_resamples, seed=seed)
+    if math.isfinite(low):
+        # A percentile bound can miss its own estimate by a hair on tiny skewed samples.
+        low, high = min(low, estimate), max(high, estimate)
+    return estimate, low, high
+
+
+def _units(codes: np.ndarray, method: Method) -> tuple[np.ndarray, int, str]:
+    """What to resample: clusters, or the turns themselves when there is only one cluster.
+
+    A one-scenario suite has no between-cluster spread to read; resampling its
+    turns still says something, but too little, and the label says so.
+    """
+    _, codes = np.unique(codes, return_inverse=True)
+    n_clusters = int(codes.max(initial=-1)) + 1
+    if n_clusters == 1 and codes.size > 1:
+        return np.arange(codes.size), 1, f"bootstrap over turns, one cluster ({method})"
+    return codes, n_clusters, f"cluster bootstrap ({method})"
+
+
+def _cluster_sums(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    return np.bincount(codes, weights=values, minlength=int(codes.max(initial=-1)) + 1)
+
+
+# -- means and ratios -----------------------------------------------------------------
+
+def cluster_bootstrap_ratio(numerators: Sequence[float] | np.ndarray,
+                            denominators: Sequence[float] | np.ndarray,
+                            clusters: Sequence[Hashable], *, confidence: float = CONFIDENCE,
+                            n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                            method: Method = "percentile") -> Interval:
+    """Σ numerators / Σ denominators with an interval over resampled clusters.
+
+    The micro average (e.g. all hits / all picks) weighs each turn by its size; it
+    is a ratio of sums, so it is resampled as one, never as a mean of ratios.
+    A row with a NaN on either side is skipped and counted.
+    """
+    num = np.asarray(numerators, dtype=float)
+    den = np.asarray(denominators, dtype=float)
+    if num.shape != den.shape:
+        raise MemevalError(f"cluster_bootstrap_ratio: {num.size} numerators but "
+                           f"{den.size} denominators")
+    codes = _codes(list(clusters), num.size, "cluster_bootstrap_ratio")
+    keep = np.isfinite(num) & np.isfinite(den)
     num, den = num[keep], den[keep]
-    codes, uniques = pd.factorize(pd.Series(list(clusters))[keep])
-    k = len(uniques)
-    if num.size == 0 or den.sum() == 0:
-        return Estimate(math.nan, math.nan, math.nan, int(num.size), k)
-    value = float(num.sum() / den.sum())
-    if num.size < 2:
-        return Estimate(value, math.nan, math.nan, int(num.size), k)
-    if k < 2:
-        codes, k_resampled = np.arange(num.size), num.size
-    else:
-        k_resampled = k
-    sums = np.bincount(codes, weights=num, minlength=k_resampled)
-    weights = np.bincount(codes, weights=den, minlength=k_resampled)
-    picks = np.random.default_rng(seed).integers(0, k_resampled,
-                                                 size=(n_resamples, k_resampled))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        draws = sums[picks].sum(axis=1) / weights[picks].sum(axis=1)
-    draws = draws[~np.isnan(draws)]
-    tail = (1 - confidence) / 2
-    low, high = np.quantile(draws, [tail, 1 - tail]) if draws.size else (math.nan, math.nan)
-    return Estimate(value, min(float(low), value), max(float(high), value), int(num.size), k)
+    units, n_clusters, label = _units(codes[keep], method)
+    if num.size == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, 0, label, confidence,
+                        int(np.count_nonzero(~keep)))
+    num_sums, den_sums = _cluster_sums(num, units), _cluster_sums(den, units)
+
+    def ratio(weights: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (weights @ num_sums) / (weights @ den_sums)
+
+    estimate, low, high = _two_sided(ratio, num_sums.size, confidence=confidence,
+                                     method=method, n_resamples=n_resamples, seed=seed)
+    return Interval(estimate, low, high, int(num.size), n_clusters, label, confidence,
+                    int(np.count_nonzero(~keep)))
 
 
-def cluster_mean_ci(values: Sequence[float] | np.ndarray, clusters: Sequence[Any],
-                    **options: Any) -> Estimate:
-    """Mean of the non-NaN values with a cluster-bootstrap interval."""
-    values = np.asarray(values, dtype=float)
-    return cluster_ratio_ci(values, np.where(np.isnan(values), np.nan, 1.0), clusters, **options)
+def cluster_bootstrap_mean(values: Sequence[float] | np.ndarray, clusters: Sequence[Hashable],
+                           *, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                           seed: int = SEED, method: Method = "percentile") -> Interval:
+    """Mean of the non-NaN values with an interval that resamples whole clusters.
+
+    The default interval for a macro average over turns: turns of one scenario move
+    together, so the scenario is the unit that is resampled.
+    """
+    data = np.asarray(values, dtype=float)
+    return cluster_bootstrap_ratio(data, np.where(np.isnan(data), np.nan, 1.0), clusters,
+                                   confidence=confidence, n_resamples=n_resamples, seed=seed,
+                                   method=method)
+
+
+cluster_ratio_ci = cluster_bootstrap_ratio  # the names metrics.py calls
+cluster_mean_ci = cluster_bootstrap_mean
+
+
+def paired_cluster_bootstrap(diffs: Sequence[float] | np.ndarray, clusters: Sequence[Hashable],
+                             *, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                             seed: int = SEED, method: Method = "percentile") -> Interval:
+    """Interval of the mean paired difference (A − B per turn), clusters resampled whole.
+
+    Pairing removes what the two share (the turn's difficulty); clustering keeps the
+    scenario-level noise that remains.
+    """
+    found = cluster_bootstrap_mean(diffs, clusters, confidence=confidence,
+                                   n_resamples=n_resamples, seed=seed, method=method)
+    return Interval(found.value, found.low, found.high, found.n, found.n_clusters,
+                    f"paired cluster bootstrap ({method})", confidence, found.n_skipped)
+
+
+def non_inferiority(diffs: Sequence[float] | np.ndarray, clusters: Sequence[Hashable],
+                    margin: float, *, confidence: float = CONFIDENCE,
+                    n_resamples: int = N_RESAMPLES, seed: int = SEED,
+                    method: Method = "percentile") -> NonInferiority:
+    """One-sided test that the candidate loses at most `margin` (diffs: candidate − baseline).
+
+    Passes when the lower `confidence` bound of the mean difference is at least
+    `-margin`. Too few clusters to bound anything is a failure, never a pass.
+    """
+    if not margin >= 0:
+        raise MemevalError(f"non_inferiority: margin must be a non-negative loss, got {margin}")
+    data = np.asarray(diffs, dtype=float)
+    codes = _codes(list(clusters), data.size, "non_inferiority")
+    keep = np.isfinite(data)
+    data = data[keep]
+    units, n_clusters, _ = _units(codes[keep], method)
+    skipped = int(np.count_nonzero(~keep))
+    if data.size == 0:
+        return NonInferiority(math.nan, math.nan, margin, False, 0, 0, math.nan, False,
+                              confidence, skipped)
+    sums, counts = _cluster_sums(data, units), np.bincount(units).astype(float)
+    estimate, (lower,) = _bounds(lambda w: (w @ sums) / (w @ counts), sums.size,
+                                 tails=(1 - confidence,), method=method,
+                                 n_resamples=n_resamples, seed=seed)
+    lower = min(lower, estimate)
+    half = estimate - lower
+    passed = math.isfinite(lower) and lower >= -margin
+    return NonInferiority(estimate, lower, margin, bool(passed), int(data.size), n_clusters,
+                          half, bool(math.isfinite(half) and margin >= 2 * half),
+                          confidence, skipped)
+
+
+# -- proportions and multiplicity ------------------------------------------------------
+
+def _proportion(k: int, n: int, method: str, label: str, confidence: float) -> Interval:
+    if n < 0 or not 0 <= k <= max(n, 0):
+        raise MemevalError(f"{label}: need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, 0, label, confidence)
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method=method)
+    # n_clusters = n: these intervals assume independent trials.
+    return Interval(k / n, float(ci.low), float(ci.high), n, n, label, confidence)
+
+
+def wilson_interval(k: int, n: int, *, confidence: float = CONFIDENCE) -> Interval:
+    """Wilson score interval for k successes in n trials.
+
+    Unlike k/n ± z·SE it never collapses to zero width at 0/n or n/n, and it stays
+    close to nominal coverage in the small cells a per-category table produces.
+    """
+    return _proportion(k, n, "wilson", "wilson", confidence)
+
+
+def clopper_pearson_interval(k: int, n: int, *, confidence: float = CONFIDENCE) -> Interval:
+    """Clopper–Pearson (exact binomial) interval: conservative, coverage guaranteed.
+
+    0 of 29 gives [0, 0.119]: no failure seen is not proof of none.
+    """
+    return _proportion(k, n, "exact", "clopper-pearson", confidence)
 
 
 def wilson_ci(successes: float, n: int, *, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Wilson score interval of a proportion: never zero-width at 0 or n."""
-    if n <= 0:
-        return math.nan, math.nan
-    k = round(successes)
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    """`wilson_interval` as a (low, high) pair; `successes` may be a float count (rounded)."""
+    found = wilson_interval(round(successes), n, confidence=confidence)
+    return found.low, found.high
 
 
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjustment (NaN p-values stay NaN and are not counted)."""
-    values = np.asarray(pvalues, dtype=float)
-    finite = np.flatnonzero(~np.isnan(values))
-    adjusted = np.full(values.shape, np.nan)
-    order = finite[np.argsort(values[finite], kind="stable")]
-    m, running = len(order), 0.0
-    for rank, index in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * values[index]))
-        adjusted[index] = running
-    return adjusted.tolist()
+def holm(pvalues: Sequence[float] | np.ndarray) -> list[float]:
+    """Holm step-down adjusted p-values (NaN kept in place, not counted as a test).
+
+    Controls the chance of any false alarm across a family (per-category
+    comparisons, a gate's secondary metrics) without assuming independence, and is
+    uniformly more powerful than Bonferroni.
+    """
+    raw = np.asarray(pvalues, dtype=float)
+    out = np.full(raw.shape, np.nan)
+    tested = np.flatnonzero(np.isfinite(raw))
+    if tested.size == 0:
+        return out.tolist()
+    if np.any((raw[tested] < 0) | (raw[tested] > 1)):
+        raise MemevalError("holm: p-values must lie in [0, 1]")
+    order = tested[np.argsort(raw[tested], kind="stable")]
+    m = order.size
+    scaled = (m - np.arange(m)) * raw[order]
+    out[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    return out.tolist()
+
+
+# -- repeats ----------------------------------------------------------------------------
+
+def _per_item(values: Mapping[Hashable, float], clusters: Mapping[Hashable, Hashable] | None,
+              skipped: int, label: str, *, confidence: float, n_resamples: int,
+              seed: int) -> Interval:
+    items = list(values)
+    if clusters is not None:
+        absent = [i for i in items if i not in clusters]
+        if absent:
+            raise MemevalError(f"{label}: no cluster for item {absent[0]!r}")
+    keys = [clusters[i] if clusters is not None else i for i in items]
+    found = cluster_bootstrap_mean([values[i] for i in items], keys, confidence=confidence,
+                                   n_resamples=n_resamples, seed=seed)
+    return Interval(found.value, found.low, found.high, found.n, found.n_clusters,
+                    f"{label}, {found.method}", confidence, skipped)
+
+
+def pass_hat_k(successes: Mapping[Hashable, Sequence[bool | None]], k: int, *,
+               clusters: Mapping[Hashable, Hashable] | None = None,
+               confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+               seed: int = SEED) -> Interval:
+    """pass^k: the chance that k fresh repeats of an item all succeed, averaged over items.
+
+    Per item with n observed repeats of which c succeeded, C(c, k) / C(n, k) is the
+    unbiased estimate. A missing value (None / NaN) is not a repeat at all, so it
+    never counts as a success; an item with fewer than k observed repeats is skipped
+    (`n_skipped`). Pass one item per (selector, judge, turn) — never pool judges
+    as repeats. `clusters` maps item → scenario for the interval (default: each item).
+    """
+    if k < 1:
+        raise MemevalError(f"pass_hat_k: k must be at least 1, got {k}")
+    per_item: dict[Hashable, float] = {}
+    skipped = 0
+    for item, outcomes in successes.items():
+        seen = [bool(v) for v in outcomes if not _missing(v)]
+        if len(seen) < k:
+            skipped += 1
+            continue
+        per_item[item] = float(special.comb(sum(seen), k, exact=True)
+                               / special.comb(len(seen), k, exact=True))
+    return _per_item(per_item, clusters, skipped, f"pass^{k}", confidence=confidence,
+                     n_resamples=n_resamples, seed=seed)
+
+
+def flip_rate(values: Mapping[Hashable, Sequence[Hashable | None]], *,
+              clusters: Mapping[Hashable, Hashable] | None = None,
+              confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+              seed: int = SEED) -> Interval:
+    """Share of unordered pairs of an item's repeats that disagree, averaged over items.
+
+    Counting all pairs, not consecutive ones, makes the figure independent of the
+    order repeats ran in. Pass hashable outcomes (a `frozenset` of selected keys, a
+    verdict). Missing values are skipped; an item needs two observed repeats.
+    """
+    per_item: dict[Hashable, float] = {}
+    skipped = 0
+    for item, outcomes in values.items():
+        seen = [v for v in outcomes if not _missing(v)]
+        if len(seen) < 2:
+            skipped += 1
+            continue
+        counts: dict[Hashable, int] = {}
+        for v in seen:
+            counts[v] = counts.get(v, 0) + 1
+        pairs = math.comb(len(seen), 2)
+        agreeing = sum(math.comb(c, 2) for c in counts.values())
+        per_item[item] = (pairs - agreeing) / pairs
+    return _per_item(per_item, clusters, skipped, "flip rate", confidence=confidence,
+                     n_resamples=n_resamples, seed=seed)
+
+
+# -- agreement ---------------------------------------------------------------------------
+
+def cohen_kappa(a: Sequence[Hashable | None], b: Sequence[Hashable | None],
+                clusters: Sequence[Hashable], *, confidence: float = CONFIDENCE,
+                n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Interval:
+    """Cohen's κ of two raters on the same items, with a cluster-bootstrap interval.
+
+    κ corrects raw agreement for what chance alone would give. Call it per selector
+    (or per turn-memory item): pooling selectors mixes different label mixes. A pair
+    with either side missing is skipped. κ is NaN when chance agreement is 1.
+    """
+    if len(a) != len(b):
+        raise MemevalError(f"cohen_kappa: {len(a)} labels against {len(b)}; pair them up")
+    codes = _codes(list(clusters), len(a), "cohen_kappa")
+    keep = np.array([not (_missing(x) or _missing(y)) for x, y in zip(a, b, strict=True)],
+                    dtype=bool)
+    skipped = int(np.count_nonzero(~keep))
+    units, n_clusters, label = _units(codes[keep], "percentile")
+    pairs = [(x, y) for (x, y), ok in zip(zip(a, b, strict=True), keep, strict=True) if ok]
+    if not pairs:
+        return Interval(math.nan, math.nan, math.nan, 0, 0, label, confidence, skipped)
+    category: dict[Hashable, int] = {}
+    for x, y in pairs:
+        category.setdefault(x, len(category))
+        category.setdefault(y, len(category))
+    size = len(category)
+    cells = np.array([category[x] * size + category[y] for x, y in pairs])
+    table = np.zeros((int(units.max()) + 1, size * size))
+    np.add.at(table, (units, cells), 1.0)
+
+    def kappa(weights: np.ndarray) -> np.ndarray:
+        counts = (weights @ table).reshape(*np.shape(weights)[:-1], size, size)
+        total = counts.sum(axis=(-2, -1))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            observed = np.trace(counts, axis1=-2, axis2=-1) / total
+            chance = np.sum(counts.sum(axis=-1) * counts.sum(axis=-2), axis=-1) / total**2
+            return np.where(chance < 1, (observed - chance) / (1 - chance), np.nan)
+
+    estimate, low, high = _two_sided(kappa, table.shape[0], confidence=confidence,
+                                     method="percentile", n_resamples=n_resamples, seed=seed)
+    return Interval(estimate, low, high, len(pairs), n_clusters, label, confidence, skipped)
+
+
+# -- gate calibration --------------------------------------------------------------------
+
+def calibrate_margin(draws: Sequence[Sequence[float]] | np.ndarray,
+                     clusters: Sequence[Hashable], *, false_failure: float = FALSE_FAILURE,
+                     confidence: float = CONFIDENCE, n_trials: int = CALIBRATION_TRIALS,
+                     n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Calibration:
+    """Smallest non-inferiority margin that an A/A comparison of the baseline passes.
+
+    `draws` is (repeats × turns): the baseline's per-turn metric from equivalent runs.
+    Each pseudo A/A trial picks, per cluster, two different repeats at random as
+    "baseline" and "candidate" — under A/A the two are exchangeable, and whole
+    clusters keep a run's within-scenario correlation — and computes the same
+    lower bound `non_inferiority` would. The margin is the (1 − false_failure)
+    quantile of −bound over the trials, so at most that share of A/A gates fail.
+    """
+    data = np.asarray(draws, dtype=float)
+    if data.ndim != 2 or data.shape[0] < 2:
+        raise MemevalError("calibrate_margin: need at least two equivalent draws (repeats × "
+                           f"turns), got shape {data.shape}; rerun the baseline with repeats "
+                           "or build draws with resampled_draws()")
+    if not 0 < false_failure < 1:
+        raise MemevalError(f"calibrate_margin: false_failure must lie in (0, 1), "
+                           f"got {false_failure}")
+    codes = _codes(list(clusters), data.shape[1], "calibrate_margin")
+    keep = np.all(np.isfinite(data), axis=0)
+    data = data[:, keep]
+    _, codes = np.unique(codes[keep], return_inverse=True)
+    n_repeats, n_turns = data.shape
+    n_clusters = int(codes.max(initial=-1)) + 1
+    skipped = int(np.count_nonzero(~keep))
+    if n_clusters < 2:
+        return Calibration(math.nan, false_failure, confidence, n_turns, n_clusters, n_repeats,
+                           0, skipped)
+    rng = np.random.default_rng(seed)
+    # Per trial and cluster an ordered pair of distinct repeats (baseline, candidate).
+    base = rng.integers(0, n_repeats, size=(n_trials, n_clusters))
+    cand = (base + rng.integers(1, n_repeats, size=(n_trials, n_clusters))) % n_repeats
+    turn_diffs = data[cand[:, codes], np.arange(n_turns)] - data[base[:, codes], np.arange(n_turns)]
+    sums = np.stack([_cluster_sums(row, codes) for row in turn_diffs])  # trials × clusters
+    counts = np.bincount(codes).astype(float)
+    weights = _resample_weights(n_clusters, n_resamples, seed)  # the same as non_inferiority's
+    means = (weights @ sums.T) / (weights @ counts)[:, None]  # resamples × trials
+    lower = np.minimum(np.quantile(means, 1 - confidence, axis=0), sums.sum(1) / counts.sum())
+    margin = float(np.quantile(-lower, 1 - false_failure, method="higher"))
+    return Calibration(max(margin, 0.0), false_failure, confidence, n_turns, n_clusters,
+                       n_repeats, n_trials, skipped)
+
+
+def resampled_draws(values: Sequence[float] | np.ndarray, clusters: Sequence[Hashable], *,
+                    n_draws: int = 20, seed: int = SEED) -> np.ndarray:
+    """Stand-in draws for a baseline that ran once: each turn replaced by a random turn
+    of its own cluster.
+
+    One run shows no run-to-run noise, so this reads it from the spread between the
+    turns of a scenario, which holds that noise plus the turns' real differences:
+    the margin errs on the wide side (the gate will not cry wolf, but may let a
+    small regression through). Deviations from the cluster mean are scaled by
+    √(m/(m−1)) so that drawing with replacement does not shrink the spread; a
+    cluster of one turn shows no spread at all. Repeats give the sharper answer.
+    """
+    data = np.asarray(values, dtype=float)
+    codes = _codes(list(clusters), data.size, "resampled_draws")
+    rng = np.random.default_rng(seed)
+    out = np.full((n_draws, data.size), np.nan)  # a NaN turn stays unscored in every draw
+    for cluster in np.unique(codes):
+        members = np.flatnonzero((codes == cluster) & np.isfinite(data))
+        if members.size == 0:
+            continue
+        centre = data[members].mean()
+        scale = math.sqrt(members.size / (members.size - 1)) if members.size > 1 else 0.0
+        picks = data[rng.choice(members, size=(n_draws, members.size))]
+        out[:, members] = centre + scale * (picks - centre)
+    return out

@@ -1,4 +1,4 @@
-"""memeval.stats and the repeat statistics against reference computations."""
+"""memeval.stats and the repeat statistics against scipy, statsmodels and brute-force references."""
 
 from __future__ import annotations
 
@@ -7,11 +7,34 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sp
+from statsmodels.stats.inter_rater import cohens_kappa as sm_kappa
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportion_confint
 
+from memeval.errors import MemevalError
 from memeval.judges.agreement import cohens_kappa
 from memeval.metrics import pass_hat_k, per_turn_frame, repeat_summary
-from memeval.stats import cluster_mean_ci, cluster_ratio_ci, holm, wilson_ci
+from memeval.stats import (
+    bootstrap_seed,
+    calibrate_margin,
+    clopper_pearson_interval,
+    cluster_bootstrap_mean,
+    cluster_bootstrap_ratio,
+    cluster_mean_ci,
+    cluster_ratio_ci,
+    cohen_kappa,
+    flip_rate,
+    holm,
+    non_inferiority,
+    paired_cluster_bootstrap,
+    resampled_draws,
+    wilson_ci,
+    wilson_interval,
+)
+from memeval.stats import pass_hat_k as item_pass_hat_k
 
 
 def wilson_reference(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -88,3 +111,381 @@ def test_kappa_matches_the_textbook_formula() -> None:
     po = np.mean([x == y for x, y in zip(a, b, strict=True)])
     pe = sum((a.count(c) / len(a)) * (b.count(c) / len(b)) for c in cats)
     assert cohens_kappa(a, b) == pytest.approx((po - pe) / (1 - pe))
+
+
+# -- memeval.stats in full ------------------------------------------------------------
+
+def clustered(seed: int, n_clusters: int = 12, per: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """Values whose clusters differ a lot (a shared scenario effect) plus turn noise."""
+    rng = np.random.default_rng(seed)
+    clusters = np.repeat(np.arange(n_clusters), per)
+    values = rng.normal(0, 1, n_clusters)[clusters] + rng.normal(0, 0.3, clusters.size)
+    return values, clusters
+
+
+def brute_force_cluster_bounds(values, clusters, *, tails, n_resamples, seed):
+    """Resample whole clusters one resample at a time, the way the method is described."""
+    keys = list(dict.fromkeys(clusters))
+    groups = [np.array([v for v, c in zip(values, clusters, strict=True) if c == k])
+              for k in keys]
+    picks = np.random.default_rng(seed).integers(0, len(keys), size=(n_resamples, len(keys)))
+    means = [np.mean(np.concatenate([groups[i] for i in row])) for row in picks]
+    return np.quantile(means, tails)
+
+
+# -- cluster bootstrap -------------------------------------------------------------------
+
+def test_cluster_mean_matches_a_brute_force_cluster_resampler() -> None:
+    values, clusters = clustered(1)
+    found = cluster_bootstrap_mean(values, clusters, n_resamples=500, seed=3)
+    low, high = brute_force_cluster_bounds(values, clusters, tails=[0.025, 0.975],
+                                           n_resamples=500, seed=3)
+    assert found.value == pytest.approx(values.mean())
+    assert (found.low, found.high) == pytest.approx((low, high), abs=1e-12)
+    assert (found.n, found.n_clusters, found.n_skipped) == (120, 12, 0)
+
+
+@pytest.mark.parametrize("method", ["percentile", "bca"])
+def test_single_turn_clusters_agree_with_scipy_bootstrap(method: str) -> None:
+    data = np.random.default_rng(4).exponential(size=60)  # skewed, so BCa differs
+    ours = cluster_bootstrap_mean(data, range(60), n_resamples=20000, method=method)
+    ref = sp.bootstrap((data,), np.mean, n_resamples=20000, method=method,
+                        **bootstrap_seed(5)).confidence_interval
+    assert ours.low == pytest.approx(ref.low, abs=0.02)
+    assert ours.high == pytest.approx(ref.high, abs=0.02)
+
+
+def test_clustering_widens_the_interval_of_correlated_turns() -> None:
+    values, clusters = clustered(2)
+    by_cluster = cluster_bootstrap_mean(values, clusters)
+    by_turn = cluster_bootstrap_mean(values, range(values.size))
+    assert by_cluster.high - by_cluster.low > 2 * (by_turn.high - by_turn.low)
+    assert by_turn.n_clusters == values.size
+
+
+def test_nan_values_are_skipped_and_counted() -> None:
+    values, clusters = clustered(3)
+    values[:10] = np.nan  # the whole first cluster
+    values[15] = np.nan
+    found = cluster_bootstrap_mean(values, clusters)
+    assert found.value == pytest.approx(np.nanmean(values))
+    assert (found.n, found.n_clusters, found.n_skipped) == (109, 11, 11)
+
+
+def test_one_cluster_falls_back_to_its_turns_and_says_so() -> None:
+    found = cluster_bootstrap_mean([0.2, 0.4, 0.9], ["s", "s", "s"], n_resamples=300, seed=2)
+    turns = cluster_bootstrap_mean([0.2, 0.4, 0.9], ["a", "b", "c"], n_resamples=300, seed=2)
+    assert found.value == pytest.approx(0.5)
+    assert (found.low, found.high) == (turns.low, turns.high)
+    assert found.n_clusters == 1 and "one cluster" in found.method
+    lone = cluster_bootstrap_mean([0.7], ["s"])
+    assert lone.value == 0.7 and math.isnan(lone.low)
+
+
+def test_constant_values_give_a_zero_width_interval() -> None:
+    found = cluster_bootstrap_mean([1.0] * 6, [0, 0, 1, 1, 2, 2], method="bca")
+    assert (found.low, found.value, found.high) == (1.0, 1.0, 1.0)
+
+
+def test_cluster_keys_must_match_the_values() -> None:
+    with pytest.raises(MemevalError, match="3 values but 2 cluster keys"):
+        cluster_bootstrap_mean([1.0, 2.0, 3.0], ["a", "b"])
+
+
+def test_ratio_is_the_micro_average_resampled_by_cluster() -> None:
+    rng = np.random.default_rng(6)
+    clusters = np.repeat(np.arange(15), 8)
+    den = rng.integers(0, 5, clusters.size).astype(float)
+    num = rng.binomial(den.astype(int), 0.6).astype(float)
+    found = cluster_bootstrap_ratio(num, den, clusters, n_resamples=400, seed=2)
+    assert found.value == pytest.approx(num.sum() / den.sum())
+    picks = np.random.default_rng(2).integers(0, 15, size=(400, 15))
+    ratios = [sum(num[clusters == i].sum() for i in row) / sum(den[clusters == i].sum()
+              for i in row) for row in picks]
+    assert (found.low, found.high) == pytest.approx(tuple(np.quantile(ratios, [0.025, 0.975])))
+
+
+def test_paired_bootstrap_is_the_cluster_interval_of_the_differences() -> None:
+    values, clusters = clustered(7)
+    found = paired_cluster_bootstrap(values, clusters, seed=1)
+    plain = cluster_bootstrap_mean(values, clusters, seed=1)
+    assert (found.value, found.low, found.high) == (plain.value, plain.low, plain.high)
+    assert found.method.startswith("paired cluster bootstrap")
+
+
+# -- non-inferiority --------------------------------------------------------------------
+
+def test_non_inferiority_bound_is_the_one_sided_cluster_percentile() -> None:
+    values, clusters = clustered(8)
+    diffs = 0.1 * values
+    found = non_inferiority(diffs, clusters, 0.2, n_resamples=500, seed=9)
+    (lower,) = brute_force_cluster_bounds(diffs, clusters, tails=[0.05], n_resamples=500,
+                                          seed=9)
+    assert found.lower_bound == pytest.approx(lower)
+    assert found.passed == (lower >= -0.2)
+    assert found.half_width == pytest.approx(diffs.mean() - lower)
+
+
+def test_a_clear_loss_fails_and_an_equal_candidate_passes_a_wide_margin() -> None:
+    rng = np.random.default_rng(10)
+    clusters = np.repeat(np.arange(30), 10)
+    noise = rng.normal(0, 0.2, clusters.size)
+    assert non_inferiority(noise - 0.3, clusters, 0.1).passed is False
+    equal = non_inferiority(noise, clusters, 0.1)
+    assert equal.passed and equal.resolvable
+
+
+def test_a_margin_below_the_suite_resolution_is_flagged() -> None:
+    values, clusters = clustered(11)
+    found = non_inferiority(values, clusters, 0.01)
+    assert not found.resolvable
+    assert found.half_width > 0.005
+
+
+def test_too_little_evidence_fails_rather_than_passes() -> None:
+    assert non_inferiority([0.5], ["s"], 0.1).passed is False
+    empty = non_inferiority([math.nan, math.nan], ["a", "b"], 0.1)
+    assert (empty.passed, empty.n, empty.n_skipped) == (False, 0, 2)
+
+
+# -- proportions --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("k", "n"), [(0, 29), (29, 29), (3, 10), (1, 1), (57, 317)])
+def test_proportion_intervals_match_statsmodels(k: int, n: int) -> None:
+    for ours, method in ((wilson_interval(k, n), "wilson"),
+                         (clopper_pearson_interval(k, n), "beta")):
+        low, high = proportion_confint(k, n, alpha=0.05, method=method)
+        assert (ours.low, ours.high) == pytest.approx((low, high), abs=1e-9)
+        assert ours.value == k / n and ours.n == n
+
+
+def test_zero_of_29_is_not_a_zero_width_interval() -> None:
+    assert round(clopper_pearson_interval(0, 29).high, 3) == 0.119
+    assert wilson_interval(0, 29).high > 0.1
+
+
+def test_an_empty_cell_has_no_proportion() -> None:
+    found = wilson_interval(0, 0)
+    assert math.isnan(found.value) and found.n == 0
+    with pytest.raises(MemevalError):
+        clopper_pearson_interval(5, 3)
+
+
+# -- Holm -----------------------------------------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=12))
+def test_holm_matches_statsmodels(pvalues: list[float]) -> None:
+    expected = multipletests(pvalues, method="holm")[1]
+    assert holm(pvalues) == pytest.approx(expected)
+
+
+def test_holm_leaves_missing_p_values_out_of_the_family() -> None:
+    found = holm([0.01, math.nan, 0.04])
+    assert math.isnan(found[1])
+    assert [found[0], found[2]] == pytest.approx(multipletests([0.01, 0.04], method="holm")[1])
+
+
+# -- pass^k and flip rate ------------------------------------------------------------------
+
+def brute_pass_hat_k(outcomes: list[bool], k: int) -> float:
+    subsets = list(itertools.combinations(outcomes, k))
+    return sum(all(s) for s in subsets) / len(subsets)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.integers(0, 20), st.lists(st.one_of(st.booleans(), st.none()),
+                                                     min_size=0, max_size=7),
+                       min_size=1, max_size=8),
+       st.integers(1, 4))
+def test_pass_hat_k_is_the_share_of_all_k_subsets_that_pass(successes, k) -> None:
+    found = item_pass_hat_k(successes, k, n_resamples=50)
+    observed = {i: [v for v in vs if v is not None] for i, vs in successes.items()}
+    usable = {i: vs for i, vs in observed.items() if len(vs) >= k}
+    assert (found.n, found.n_skipped) == (len(usable), len(successes) - len(usable))
+    if usable:
+        expected = np.mean([brute_pass_hat_k(vs, k) for vs in usable.values()])
+        assert found.value == pytest.approx(expected)
+    else:
+        assert math.isnan(found.value)
+
+
+def test_a_missing_repeat_is_never_a_success() -> None:
+    found = item_pass_hat_k({"t1": [True, None, None], "t2": [False, math.nan, True]}, 1)
+    assert found.value == pytest.approx((1.0 + 0.5) / 2)
+
+
+def test_pass_hat_k_interval_resamples_the_given_clusters() -> None:
+    items = {f"t{i}": [i % 3 != 0, True, i % 2 == 0] for i in range(40)}
+    clusters = {f"t{i}": i // 10 for i in range(40)}
+    found = item_pass_hat_k(items, 2, clusters=clusters)
+    assert (found.n, found.n_clusters) == (40, 4)
+    assert found.low <= found.value <= found.high
+
+
+def brute_flip(outcomes: list) -> float:
+    pairs = list(itertools.combinations(outcomes, 2))
+    return sum(a != b for a, b in pairs) / len(pairs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["a", "b", "c"]), st.none()), min_size=0,
+                max_size=8), st.randoms(use_true_random=False))
+def test_flip_rate_counts_disagreeing_pairs_whatever_the_order(outcomes, rnd) -> None:
+    shuffled = list(outcomes)
+    rnd.shuffle(shuffled)
+    found = flip_rate({"x": outcomes, "y": ["a", "a"]}, n_resamples=50)
+    again = flip_rate({"x": shuffled, "y": ["a", "a"]}, n_resamples=50)
+    seen = [v for v in outcomes if v is not None]
+    rates = [0.0] + ([brute_flip(seen)] if len(seen) >= 2 else [])
+    assert found.value == pytest.approx(np.mean(rates))
+    assert again.value == pytest.approx(found.value)
+    assert found.n_skipped == (0 if len(seen) >= 2 else 1)
+
+
+def test_flip_rate_of_selected_sets_ignores_order_within_a_set() -> None:
+    found = flip_rate({"t": [frozenset({"a", "b"}), frozenset({"b", "a"}), frozenset({"c"})]})
+    assert found.value == pytest.approx(2 / 3)
+
+
+# -- Cohen's kappa -----------------------------------------------------------------------
+
+def test_kappa_matches_statsmodels_and_skips_missing_pairs() -> None:
+    rng = np.random.default_rng(12)
+    truth = rng.choice(["relevant", "acceptable", "irrelevant"], 200, p=[0.2, 0.1, 0.7])
+    other = np.where(rng.random(200) < 0.8, truth, rng.choice(["relevant", "irrelevant"], 200))
+    a, b = list(truth), list(other)
+    a[3], b[7] = None, None
+    clusters = np.repeat(np.arange(20), 10)
+    found = cohen_kappa(a, b, clusters)
+    kept = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+    labels = sorted({v for pair in kept for v in pair})
+    table = np.zeros((len(labels), len(labels)))
+    for x, y in kept:
+        table[labels.index(x), labels.index(y)] += 1
+    assert found.value == pytest.approx(sm_kappa(table).kappa)
+    assert (found.n, found.n_clusters, found.n_skipped) == (198, 20, 2)
+    assert found.low < found.value < found.high
+
+
+def test_kappa_is_undefined_when_both_raters_use_one_label() -> None:
+    found = cohen_kappa(["irrelevant"] * 4, ["irrelevant"] * 4, [0, 0, 1, 1])
+    assert math.isnan(found.value)
+
+
+# -- gate calibration: the A/A property ------------------------------------------------------
+
+class NoisySelector:
+    """A synthetic selector whose per-turn F1 varies from run to run.
+
+    Scenarios differ in difficulty (so turns of one scenario are correlated); every
+    run draws its hits and false alarms afresh.
+    """
+
+    def __init__(self, n_clusters: int = 20, per: int = 16, seed: int = 1) -> None:
+        rng = np.random.default_rng(seed)
+        self.clusters = np.repeat(np.arange(n_clusters), per)
+        size = self.clusters.size
+        difficulty = rng.beta(4, 3, n_clusters)[self.clusters]
+        self.p_hit = np.clip(difficulty + rng.normal(0, 0.15, size), 0.05, 0.95)
+        self.n_relevant = rng.integers(1, 4, size)
+        self.p_false = rng.uniform(0.05, 0.4, size)
+
+    def f1(self, rng: np.random.Generator, *, regressed: bool = False) -> np.ndarray:
+        hits = rng.binomial(self.n_relevant, self.p_hit)
+        if regressed:
+            hits = hits - rng.binomial(hits, 0.5)  # half the correct picks removed
+        false = rng.binomial(3, self.p_false)
+        precision = hits / np.maximum(hits + false, 1)
+        recall = hits / self.n_relevant
+        return np.where(hits > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12),
+                        0.0)
+
+
+def test_a_calibrated_gate_neither_cries_wolf_nor_sleeps() -> None:
+    selector = NoisySelector()
+    rng = np.random.default_rng(2)
+    repeats = np.stack([selector.f1(rng) for _ in range(10)])
+    calibration = calibrate_margin(repeats, selector.clusters)
+    assert calibration.n_draws == 10 and calibration.n_clusters == 20
+    equal_fails = regressed_fails = 0
+    for draw in range(20):
+        baseline = selector.f1(rng)
+        equal = non_inferiority(selector.f1(rng) - baseline, selector.clusters,
+                                calibration.margin, seed=draw)
+        worse = non_inferiority(selector.f1(rng, regressed=True) - baseline,
+                                selector.clusters, calibration.margin, seed=draw)
+        equal_fails += not equal.passed
+        regressed_fails += not worse.passed
+    assert equal_fails <= 1
+    assert regressed_fails == 20
+
+
+def test_the_calibrated_margin_holds_its_false_failure_rate() -> None:
+    selector = NoisySelector(seed=3)
+    rng = np.random.default_rng(4)
+    repeats = np.stack([selector.f1(rng) for _ in range(10)])
+    margin = calibrate_margin(repeats, selector.clusters).margin
+    fails = [not non_inferiority(selector.f1(rng) - selector.f1(rng), selector.clusters,
+                                 margin, n_resamples=500, seed=i).passed for i in range(300)]
+    # 5 % allowed; three binomial standard errors above it is a calibration bug.
+    assert np.mean(fails) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 300)
+
+
+def test_an_uncalibrated_small_margin_cries_wolf() -> None:
+    selector = NoisySelector(seed=5)
+    rng = np.random.default_rng(6)
+    fails = sum(not non_inferiority(selector.f1(rng) - selector.f1(rng), selector.clusters,
+                                    0.01, n_resamples=500, seed=i).passed for i in range(20))
+    assert fails >= 10
+
+
+def test_turns_needed_predicts_the_margin_of_a_larger_suite() -> None:
+    rng = np.random.default_rng(7)
+    small, large = NoisySelector(n_clusters=20, seed=8), NoisySelector(n_clusters=80, seed=8)
+    cal_small = calibrate_margin(np.stack([small.f1(rng) for _ in range(8)]), small.clusters)
+    cal_large = calibrate_margin(np.stack([large.f1(rng) for _ in range(8)]), large.clusters)
+    assert cal_small.turns_needed(cal_small.margin / 2) == pytest.approx(4 * cal_small.n, abs=1)
+    assert cal_small.clusters_needed(cal_small.margin / 2) == 80
+    assert cal_large.margin == pytest.approx(cal_small.margin / 2, rel=0.25)
+
+
+def test_identical_repeats_need_no_margin() -> None:
+    values, clusters = clustered(13)
+    calibration = calibrate_margin(np.stack([values, values, values]), clusters)
+    assert calibration.margin == 0.0
+    assert non_inferiority(values - values, clusters, calibration.margin).passed
+
+
+def test_calibration_skips_turns_unscored_in_any_draw_and_needs_two_draws() -> None:
+    values, clusters = clustered(14)
+    draws = np.stack([values, values + 0.01])
+    draws[1, 5] = np.nan
+    calibration = calibrate_margin(draws, clusters)
+    assert (calibration.n, calibration.n_skipped) == (values.size - 1, 1)
+    with pytest.raises(MemevalError, match="at least two equivalent draws"):
+        calibrate_margin(values[None, :], clusters)
+
+
+def test_resampled_draws_keep_each_turn_in_its_cluster() -> None:
+    values, clusters = clustered(15, n_clusters=6, per=5)
+    values[0] = np.nan
+    draws = resampled_draws(values, clusters, n_draws=50, seed=1)
+    assert draws.shape == (50, values.size)
+    assert np.all(np.isnan(draws[:, 0]))
+    for cluster in range(6):
+        members = values[clusters == cluster]
+        centre = np.nanmean(members)
+        # Scaled deviations: the draws' spread matches the cluster's unbiased spread.
+        assert np.nanmean(draws[:, clusters == cluster]) == pytest.approx(centre, abs=0.2)
+
+
+def test_single_run_calibration_is_not_narrower_than_repeats() -> None:
+    selector = NoisySelector(seed=9)
+    rng = np.random.default_rng(10)
+    from_repeats = calibrate_margin(np.stack([selector.f1(rng) for _ in range(10)]),
+                                    selector.clusters).margin
+    one_run = selector.f1(rng)
+    from_one = calibrate_margin(resampled_draws(one_run, selector.clusters),
+                                selector.clusters).margin
+    assert from_one >= 0.9 * from_repeats
