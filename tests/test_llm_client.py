@@ -161,10 +161,22 @@ def test_record_then_replay_without_any_server(tmp_path):
     tape = tmp_path / "tape.jsonl"
     with FakeMessagesServer() as server:
         live = client(server, cassette=Cassette(tape, "record")).complete(request())
-    door = client(None, cassette=Cassette(tape, "replay"))
-    replayed = door.complete(request())
+        url = server.url
+    door = LLMClient(api_key=KEY, base_url=url, cassette=Cassette(tape, "replay"))
+    replayed = door.complete(request())  # the server is gone: the answer is the tape's
     assert replayed.ok and replayed.text == live.text and replayed.record.source == "replay"
     assert door.usage.calls == 0 and door.usage.cached == 1
+
+
+def test_a_cassette_never_replays_one_servers_answers_for_another(tmp_path):
+    """Recorded from the loopback fake, replayed for the real API: a miss naming both."""
+    tape = tmp_path / "tape.jsonl"
+    with FakeMessagesServer() as server:
+        client(server, cassette=Cassette(tape, "record")).complete(request())
+        url = server.url
+    missed = LLMClient(api_key=KEY, cassette=Cassette(tape, "replay")).complete(request())
+    assert not missed.ok and missed.record.source == "none"
+    assert url in missed.error and "https://api.anthropic.com" in missed.error
 
 
 def test_replay_of_an_unknown_request_fails_clearly(tmp_path):

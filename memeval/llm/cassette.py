@@ -1,8 +1,12 @@
 """Record / replay cassettes: a run's model exchanges in a JSONL file safe to commit.
 
-A line holds the request key, the request body and the response body; never HTTP
-headers, so no API key or auth token can land there. Replay answers only from the
-file and reports a request it does not hold, naming the file and the fix.
+A line holds the request key, the server it was recorded from (`endpoint`), the
+request body and the response body; never HTTP headers, so no API key or auth token
+can land there. Replay answers only from the file, and only for the server the
+answer came from: answers recorded from memeval's loopback fake never replay as the
+real API's. A line without `endpoint` (a suite's normalized stand-in cassette, or
+one recorded before servers were named) replays for any server. A request the file
+does not hold is reported naming the file and the fix.
 """
 
 from __future__ import annotations
@@ -90,7 +94,7 @@ class Cassette:
         self.mode = mode
         self._secrets = secrets
         self._lock = threading.Lock()
-        self._entries: dict[str, dict[str, Any]] = {}
+        self._entries: dict[tuple[str, str], dict[str, Any]] = {}
         if mode == "replay" and not self.path.exists():
             raise LLMError(f"{self.path}: cassette not found; record one first with "
                            "--record-cassette PATH (needs ANTHROPIC_API_KEY)")
@@ -103,7 +107,7 @@ class Cassette:
                 continue
             try:
                 entry = json.loads(line)
-                self._entries[entry["key"]] = entry
+                self._entries[(str(entry.get("endpoint") or ""), entry["key"])] = entry
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
                 raise LLMError(f"{self.path}: line {lineno}: not a cassette entry ({exc}); "
                                "delete the line or re-record the cassette") from exc
@@ -111,30 +115,43 @@ class Cassette:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        entry = self._entries.get(key)
+    def get(self, key: str, endpoint: str = "") -> dict[str, Any] | None:
+        """The answer recorded for `key` from `endpoint` (or from no named server)."""
+        entry = self._entries.get((endpoint, key)) or self._entries.get(("", key))
         return entry["response"] if entry else None
 
-    def require(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
-        """The recorded answer for `key`; CassetteMiss when it was never recorded."""
-        found = self.get(key)
-        if found is None:
-            raise CassetteMiss(
-                f"{self.path}: no recorded answer for request {key[:12]} "
-                f"(model {body.get('model')!r}); the prompt, model or scenario changed "
-                "since recording: re-record with --record-cassette")
-        return found
+    def require(self, key: str, body: dict[str, Any], endpoint: str = "") -> dict[str, Any]:
+        """The recorded answer for `key`; CassetteMiss when it was never recorded.
 
-    def add(self, key: str, body: dict[str, Any], response: dict[str, Any]) -> None:
+        An answer recorded from another server is a miss that names both servers.
+        """
+        found = self.get(key, endpoint)
+        if found is not None:
+            return found
+        recorded = sorted({e for e, k in self._entries if e and k == key})
+        if recorded:
+            raise CassetteMiss(
+                f"{self.path}: this request was recorded from {', '.join(recorded)}, but "
+                f"this run calls {endpoint}; answers never replay for another server: give "
+                "the same base_url, or re-record with --record-cassette")
+        raise CassetteMiss(
+            f"{self.path}: no recorded answer for request {key[:12]} "
+            f"(model {body.get('model')!r}); the prompt, model or scenario changed "
+            "since recording: re-record with --record-cassette")
+
+    def add(self, key: str, body: dict[str, Any], response: dict[str, Any],
+            endpoint: str = "") -> None:
         """Append one exchange (recording mode only; replay never writes)."""
         if self.mode != "record":
             return
         entry = {"key": key, "request": body, "response": response}
+        if endpoint:
+            entry["endpoint"] = endpoint
         line = scrub(json.dumps(entry, ensure_ascii=False, sort_keys=True), self._secrets)
         with self._lock:
-            if key in self._entries:
+            if (endpoint, key) in self._entries:
                 return
-            self._entries[key] = json.loads(line)
+            self._entries[(endpoint, key)] = json.loads(line)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # one O_APPEND write per line, so processes recording together never interleave
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

@@ -1,15 +1,19 @@
-"""The one door to Anthropic: SDK clients, retries, concurrency, cache, replay, budget, cost.
+"""The one door to the models: SDK clients, retries, concurrency, cache, replay, budget, cost.
 
 Every model call of memeval goes through `LLMClient.complete` / `acomplete` /
 `run_batch`, so each concern is written once. A call never raises for an API
 problem: the failure is returned as a response whose record carries the error, and
 the caller turns it into a recorded selector or judge error.
+
+A client talks to one `Endpoint`: the Messages API through the `anthropic` SDK, or
+Chat Completions through the `openai` SDK (translated at the edge, in
+`memeval.llm.openai_chat`). `for_endpoint` gives a sibling client for another
+server that shares the run's cache, cassette, budget and call log.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
 import json
 import math
@@ -29,20 +33,21 @@ from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache
 from memeval.llm.cassette import Cassette, scrub, scrub_value
 from memeval.llm.deadline import AsyncDeadlineTransport, DeadlineTransport, deadline_headers
+from memeval.llm.endpoint import ANTHROPIC, FAKE_SERVER_HEADER, Endpoint
 from memeval.llm.errors import BudgetExceeded, CassetteMiss, describe_exception
 from memeval.llm.ledger import Validator
+from memeval.llm.openai_chat import chat_body, message_body, require_openai
 from memeval.llm.prices import PriceTable, load_prices
 from memeval.llm.records import (
     COMPLETE_STOP_REASONS,
     CallRecord,
     LLMResponse,
     Source,
-    message_text,
 )
 from memeval.llm.request import LLMRequest
+from memeval.llm.structured import answer_text
 from memeval.usage import ZERO_USAGE, Usage
 
-DEFAULT_ENDPOINT = "https://api.anthropic.com"  # what the SDK calls when nothing says otherwise
 DEFAULT_TIMEOUT_S = 60.0  # a selector call is small; a hung connection should not stall a run
 DEFAULT_MAX_RETRIES = 4  # the SDK retries 408/409/429/5xx/529 and connection errors
 DEFAULT_MAX_CONCURRENCY = 8  # in-flight requests per client; stays under typical rate limits
@@ -57,17 +62,17 @@ _CREATE_PARAMS = frozenset(inspect.signature(anthropic.resources.messages.Messag
                                            "extra_query", "timeout"}
 
 
-def sdk_kwargs(body: dict[str, Any]) -> dict[str, Any]:
+def sdk_kwargs(body: dict[str, Any], named: frozenset[str] = _CREATE_PARAMS) -> dict[str, Any]:
     """Split a request body into SDK keyword arguments; unknown ones go in `extra_body`.
 
     Older SDKs lack named `output_config`; sending it through `extra_body` keeps the
     wire request identical either way.
     """
-    named = {k: v for k, v in body.items() if k in _CREATE_PARAMS}
-    extra = {k: v for k, v in body.items() if k not in _CREATE_PARAMS}
+    kwargs = {k: v for k, v in body.items() if k in named}
+    extra = {k: v for k, v in body.items() if k not in named}
     if extra:
-        named["extra_body"] = extra
-    return named
+        kwargs["extra_body"] = extra
+    return kwargs
 
 
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
@@ -88,11 +93,12 @@ def usage_tokens(usage: dict[str, Any]) -> tuple[dict[str, int], str | None]:
 
 
 class LLMClient:
-    """Owns the sync and async Anthropic clients and everything around a call.
+    """Owns the sync and async SDK clients of one endpoint and everything around a call.
 
     Args:
-        api_key: overrides `ANTHROPIC_API_KEY` (the SDK reads the environment otherwise).
+        api_key: overrides the endpoint's key variable (`ANTHROPIC_API_KEY` by default).
         base_url: overrides `ANTHROPIC_BASE_URL`; tests point it at FakeMessagesServer.
+        endpoint: the server and API to call (default: Anthropic at `base_url`).
         timeout: seconds per HTTP attempt.
         max_retries: SDK retries on 429, 529, 5xx and connection errors (exponential
             backoff honouring `retry-after`).
@@ -112,7 +118,8 @@ class LLMClient:
     """
 
     def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
-                 timeout: float = DEFAULT_TIMEOUT_S, max_retries: int = DEFAULT_MAX_RETRIES,
+                 endpoint: Endpoint | None = None, timeout: float = DEFAULT_TIMEOUT_S,
+                 max_retries: int = DEFAULT_MAX_RETRIES,
                  max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
                  cache: ResponseCache | str | Path | None = None,
                  cassette: Cassette | None = None, max_cost: float | None = None,
@@ -123,7 +130,7 @@ class LLMClient:
                  batch_window: float = DEFAULT_BATCH_WINDOW_S,
                  batch_max: int = DEFAULT_BATCH_MAX) -> None:
         self._api_key = api_key
-        self._base_url = base_url
+        self.target = endpoint or (Endpoint(base_url=base_url) if base_url else ANTHROPIC)
         self.timeout = timeout
         self.max_retries = max_retries
         self.max_concurrency = max_concurrency
@@ -136,57 +143,96 @@ class LLMClient:
         self.poll_interval = poll_interval
         self.batch_wait = batch_wait
         self._batcher = AutoBatcher(self, batch_window, batch_max)
-        self._sync: anthropic.Anthropic | None = None
+        self._sync: Any = None
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
-                                               tuple[anthropic.AsyncAnthropic,
-                                                     asyncio.Semaphore]]
+                                               tuple[Any, asyncio.Semaphore]]
         self._async = weakref.WeakKeyDictionary()
         self._thread_slots = threading.BoundedSemaphore(max_concurrency)
         self._lock = threading.Lock()
         self._records: list[CallRecord] = []
+        self._siblings: dict[Endpoint, LLMClient] = {}
+
+    def for_endpoint(self, endpoint: Endpoint) -> LLMClient:
+        """The client for `endpoint`: this one, or a sibling sharing the run's cache,
+        cassette, budget, prices, call log and records (so `summary()` counts all)."""
+        if endpoint == self.target or (endpoint == ANTHROPIC and self._api_key is None
+                                       and self.target.transport == "anthropic"
+                                       and self.target.base_url is None):
+            return self
+        with self._lock:
+            sibling = self._siblings.get(endpoint)
+            if sibling is None:
+                sibling = LLMClient(endpoint=endpoint, timeout=self.timeout,
+                                    max_retries=self.max_retries,
+                                    max_concurrency=self.max_concurrency, cache=self.cache,
+                                    cassette=self.cassette, prices=self.prices,
+                                    use_batches=self.use_batches and
+                                    endpoint.transport == "anthropic",
+                                    poll_interval=self.poll_interval,
+                                    batch_wait=self.batch_wait)
+                sibling.budget, sibling.log_path = self.budget, self.log_path
+                sibling._records, sibling._lock = self._records, self._lock
+                self._siblings[endpoint] = sibling
+            return sibling
 
     # -- SDK clients ------------------------------------------------------------------
-    def _client_kwargs(self, *, asynchronous: bool = False) -> dict[str, Any]:
+    def _sdk(self, *, asynchronous: bool = False) -> Any:
+        """A new SDK client for this endpoint, under the deadline transport."""
         kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
+        api_key = self._api_key or self.target.api_key()
+        if api_key is not None:
+            kwargs["api_key"] = api_key
+        if self.target.base_url is not None:
+            kwargs["base_url"] = self.target.base_url
+        module = require_openai() if self.target.transport == "openai" else anthropic
         kwargs["http_client"] = (
-            anthropic.DefaultAsyncHttpxClient(transport=AsyncDeadlineTransport())
-            if asynchronous else anthropic.DefaultHttpxClient(transport=DeadlineTransport()))
-        if self._api_key is not None:
-            kwargs["api_key"] = self._api_key
-        if self._base_url is not None:
-            kwargs["base_url"] = self._base_url
-        return kwargs
+            module.DefaultAsyncHttpxClient(transport=AsyncDeadlineTransport())
+            if asynchronous else module.DefaultHttpxClient(transport=DeadlineTransport()))
+        if self.target.transport == "openai":
+            return (module.AsyncOpenAI if asynchronous else module.OpenAI)(**kwargs)
+        return (anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic)(**kwargs)
 
     @property
-    def endpoint(self) -> str:
-        """The base URL answers come from (the SDK's own resolution: option, then
-        `ANTHROPIC_BASE_URL`, then the public API)."""
-        return (self._base_url or os.environ.get("ANTHROPIC_BASE_URL")
-                or DEFAULT_ENDPOINT).rstrip("/")
-
-    def _cache_key(self, key: str) -> str:
-        """The request key scoped to this endpoint: a cache never serves one server's
-        answers as another's (a loopback fake's as the real API's, say)."""
-        return hashlib.sha256(f"{self.endpoint}\x1f{key}".encode()).hexdigest()
-
-    @property
-    def sync_client(self) -> anthropic.Anthropic:
+    def sync_client(self) -> Any:
         """Built on first use, so replay and cache-only runs need no key."""
         with self._lock:
             if self._sync is None:
-                self._sync = anthropic.Anthropic(**self._client_kwargs())
+                self._sync = self._sdk()
             return self._sync
 
-    def _async_for_loop(self) -> tuple[anthropic.AsyncAnthropic, asyncio.Semaphore]:
+    def _async_for_loop(self) -> tuple[Any, asyncio.Semaphore]:
         # an async client and a semaphore belong to one event loop; asyncio.run makes new ones
         loop = asyncio.get_running_loop()
         with self._lock:
             pair = self._async.get(loop)
             if pair is None:
-                pair = (anthropic.AsyncAnthropic(**self._client_kwargs(asynchronous=True)),
-                        asyncio.Semaphore(self.max_concurrency))
+                pair = (self._sdk(asynchronous=True), asyncio.Semaphore(self.max_concurrency))
                 self._async[loop] = pair
             return pair
+
+    def _create_kwargs(self, request: LLMRequest, sdk: Any) -> dict[str, Any]:
+        """The SDK call's keyword arguments for `request` on this endpoint's API."""
+        body = request.to_params()
+        if self.target.transport == "openai":
+            body = chat_body(body, official=self.target.public)
+            named = frozenset(inspect.signature(sdk.chat.completions.create).parameters)
+            return sdk_kwargs(body, named - {"extra_body", "extra_headers", "extra_query",
+                                             "timeout"})
+        return sdk_kwargs(body)
+
+    def _send(self, request: LLMRequest) -> Any:
+        sdk = self.sync_client
+        create = (sdk.chat.completions if self.target.transport == "openai"
+                  else sdk.messages).with_raw_response.create
+        raw = create(**self._create_kwargs(request, sdk), extra_headers=deadline_headers())
+        return raw, raw.parse()
+
+    async def _asend(self, request: LLMRequest, sdk: Any) -> Any:
+        create = (sdk.chat.completions if self.target.transport == "openai"
+                  else sdk.messages).with_raw_response.create
+        raw = await create(**self._create_kwargs(request, sdk),
+                           extra_headers=deadline_headers())
+        return raw, await raw.parse()
 
     def close(self) -> None:
         """Close the sync SDK client's connections (async ones close with their loop)."""
@@ -203,7 +249,8 @@ class LLMClient:
 
     def _secrets(self) -> tuple[str, ...]:
         values = (self._api_key, os.environ.get("ANTHROPIC_API_KEY"),
-                  os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+                  os.environ.get("ANTHROPIC_AUTH_TOKEN"), os.environ.get("OPENAI_API_KEY"),
+                  os.environ.get(self.target.key_env))
         return tuple(v for v in values if v)
 
     # -- accounting -------------------------------------------------------------------
@@ -246,22 +293,31 @@ class LLMClient:
                                 output_tokens=request.max_tokens, batch=batch)
 
     # -- the steps every call shares ----------------------------------------------------
+    def _keeps(self, fake: bool) -> bool:
+        """Whether an answer may enter the cache: a loopback test server's never enters
+        the user's default one (it would later pass for a real model's)."""
+        if self.cache is None:
+            return False
+        from memeval.llm.config import default_cache_path  # config builds clients
+
+        return not (fake and self.cache.path == default_cache_path())
+
     def lookup(self, request: LLMRequest, key: str,
                 validate: Validator | None) -> LLMResponse | None:
         """An answer that needs no call (cache, cassette), or a replay miss; None to call."""
         if self.cache is not None:
-            message = self.cache.get(self._cache_key(key))
+            message = self.cache.get(self.target.scope(key))
             if message is not None:
                 return self.finish(request, key, message, "cache", 0.0, validate)
         if self.cassette is not None:
             body = request.to_params()
             if self.cassette.mode == "replay":
                 try:
-                    message = self.cassette.require(key, body)
+                    message = self.cassette.require(key, body, self.target.label())
                 except CassetteMiss as exc:
                     return self.fail(request, key, f"CassetteMiss: {exc}")
                 return self.finish(request, key, message, "replay", 0.0, validate)
-            message = self.cassette.get(key)
+            message = self.cassette.get(key, self.target.label())
             if message is not None:  # recording over an existing cassette: reuse
                 return self.finish(request, key, message, "replay", 0.0, validate)
         return None
@@ -296,7 +352,7 @@ class LLMClient:
 
     def finish(self, request: LLMRequest, key: str, message: dict[str, Any], source: Source,
                 latency: float, validate: Validator | None,
-                request_id: str | None = None) -> LLMResponse:
+                request_id: str | None = None, fake: bool = False) -> LLMResponse:
         """Account for an answer, check it, and store it when it is complete and valid.
 
         A key the server echoed (whole or in part) is redacted first, so it reaches
@@ -304,7 +360,7 @@ class LLMClient:
         non-negative numbers make the answer an error instead of a bill.
         """
         message = scrub_value(message, self._secrets())
-        text = message_text(message)
+        text = answer_text(message, request.structured)
         stop = message.get("stop_reason")
         billed = source in ("api", "batch")
         usage = message.get("usage") or {}
@@ -321,10 +377,10 @@ class LLMClient:
             if problem:
                 error = f"invalid output (stop_reason {stop}): {problem}"
         if billed and self.cassette is not None:
-            self.cassette.add(key, request.to_params(), message)
+            self.cassette.add(key, request.to_params(), message, self.target.label())
         if (billed and error is None and stop in COMPLETE_STOP_REASONS
-                and self.cache is not None):
-            self.cache.put(self._cache_key(key), request.model, message)
+                and self._keeps(fake)):
+            self.cache.put(self.target.scope(key), request.model, message)
         record = CallRecord(key=key, model=request.model, purpose=request.purpose,
                             source=source, cost_usd=cost if billed else 0.0, latency_s=latency,
                             request_id=request_id or message.get("_request_id"),
@@ -354,14 +410,13 @@ class LLMClient:
         with self._thread_slots:
             started = time.perf_counter()  # latency is the model's, not the queue's
             try:
-                message = self.sync_client.messages.create(
-                    **sdk_kwargs(request.to_params()), extra_headers=deadline_headers())
+                answer = self._send(request)
             except Exception as exc:  # an API failure is recorded, never raised into the run
                 self.budget.settle(estimate, 0.0)
                 return self.fail(request, key, describe_exception(exc),
                                   latency=time.perf_counter() - started,
                                   request_id=_request_id_of(exc))
-        return self._settled(request, key, message, estimate, started, validate)
+        return self._settled(request, key, answer, estimate, started, validate)
 
     async def acomplete(self, request: LLMRequest, *, repeat: int = 0,
                         validate: Validator | None = None) -> LLMResponse:
@@ -379,26 +434,31 @@ class LLMClient:
         async with slots:
             started = time.perf_counter()
             try:
-                message = await client.messages.create(
-                    **sdk_kwargs(request.to_params()), extra_headers=deadline_headers())
+                answer = await self._asend(request, client)
             except Exception as exc:  # recorded, as in complete
                 self.budget.settle(estimate, 0.0)
                 return self.fail(request, key, describe_exception(exc),
                                   latency=time.perf_counter() - started,
                                   request_id=_request_id_of(exc))
-        return self._settled(request, key, message, estimate, started, validate)
+        return self._settled(request, key, answer, estimate, started, validate)
 
-    def _settled(self, request: LLMRequest, key: str, message: Any, estimate: float,
+    def _settled(self, request: LLMRequest, key: str, answer: tuple[Any, Any], estimate: float,
                  started: float, validate: Validator | None) -> LLMResponse:
         latency = time.perf_counter() - started
+        raw, message = answer
+        request_id = raw.headers.get("request-id") or raw.headers.get("x-request-id")
         if not hasattr(message, "model_dump"):  # a 200 whose body is not a JSON message
             self.budget.settle(estimate, 0.0)
             return self.fail(request, key, "unusable answer: the server's 200 response is "
-                             f"not a Messages API JSON body ({str(message)[:80]!r})",
-                             latency=latency, source="api")
+                             f"not a JSON {self.target.transport} API body "
+                             f"({str(message)[:80]!r})", latency=latency, source="api",
+                             request_id=request_id)
         body = message.model_dump(mode="json", exclude_none=True)
+        if self.target.transport == "openai":
+            body = message_body(body)
         response = self.finish(request, key, body, "api", latency, validate,
-                                request_id=getattr(message, "_request_id", None))
+                                request_id=request_id,
+                                fake=bool(raw.headers.get(FAKE_SERVER_HEADER)))
         self.budget.settle(estimate, response.record.cost_usd or 0.0)
         return response
 
@@ -439,4 +499,6 @@ def _count_kwargs(body: dict[str, Any]) -> dict[str, Any]:
 def _request_id_of(exc: BaseException) -> str | None:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
-    return headers.get("request-id") if headers is not None else None
+    if headers is None:
+        return None
+    return headers.get("request-id") or headers.get("x-request-id")

@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from memeval.llm.structured import StructuredMode, shape_body
+
 KEY_VERSION = 1  # bump when the key layout changes, so old caches stop matching
 
 
@@ -27,6 +29,8 @@ class LLMRequest:
         output_schema: JSON schema for structured output (`output_config.format`).
         params: any other Messages API parameters (temperature, metadata, ...).
         purpose: a label for logs and reports (`selector`, `judge`); not sent, not keyed.
+        structured: how `output_schema` is asked for (`json_schema`, `tool`, `prompt`;
+            see `memeval.llm.structured`).
     """
 
     model: str
@@ -36,6 +40,7 @@ class LLMRequest:
     output_schema: dict[str, Any] | None = None
     params: dict[str, Any] = field(default_factory=dict)
     purpose: str = ""
+    structured: StructuredMode = "json_schema"
 
     def to_params(self) -> dict[str, Any]:
         """The JSON body of `POST /v1/messages` (and of one batch entry)."""
@@ -48,7 +53,7 @@ class LLMRequest:
             body["output_config"] = {"format": {"type": "json_schema",
                                                 "schema": self.output_schema}}
         body.update(self.params)
-        return body
+        return shape_body(body, self.structured)
 
     def key(self, repeat: int = 0) -> str:
         """Content address of this request's `repeat`-th answer (64 hex digits)."""

@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from memeval.llm.endpoint import FAKE_SERVER_HEADER
 from memeval.testing.keyword_model import keyword_model
 
 CHARS_PER_TOKEN = 4  # the fake tokenizer
@@ -186,6 +187,7 @@ class FakeMessagesServer:
 
         self._httpd = _LoopbackServer(("127.0.0.1", self.port), Handler)
         self._httpd.daemon_threads = True
+        self.port = self._httpd.server_address[1]  # kept, so `url` still names it once stopped
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
@@ -205,10 +207,11 @@ class FakeMessagesServer:
 
     @property
     def url(self) -> str:
-        if self._httpd is None:
-            raise RuntimeError("FakeMessagesServer is not running; use it as a context manager")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        """The base URL (still this server's after it stopped, for replay tests)."""
+        if not self.port:
+            raise RuntimeError("FakeMessagesServer was never started; use it as a context "
+                               "manager")
+        return f"http://127.0.0.1:{self.port}"
 
     # -- control ------------------------------------------------------------------------
     def inject(self, *faults: Fault) -> None:
@@ -322,6 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(declared_length or len(payload)))
         self.send_header("request-id", self.fake._new_id("req"))
+        self.send_header(FAKE_SERVER_HEADER, "keyword-model")  # kept out of the user's cache
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()

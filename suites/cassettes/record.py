@@ -30,7 +30,11 @@ FAKE_KEY = "memeval-fake-recording-key"  # never a real key; scrubbed from the t
 
 
 def normalize_entry(entry: dict[str, Any]) -> dict[str, Any]:
-    """The exchange with its order-dependent fields fixed by the request key."""
+    """The exchange with its order-dependent fields fixed by the request key.
+
+    The server it was recorded from is dropped on purpose: the fake's answers become a
+    stand-in that replays for any server, which is what a test suite's cassette is.
+    """
     response = dict(entry["response"])
     response["id"] = f"msg_cassette_{entry['key'][:24]}"
     usage = dict(response.get("usage") or {})

@@ -1,0 +1,143 @@
+"""Where a model call goes: the API it speaks, the server, and the variable holding the key.
+
+Each selector and judge names its own `Endpoint`, so one run can put a Claude judge
+over a selector served by Ollama. The endpoint (transport plus normalised base URL)
+scopes every cache and cassette key, so no server's answer is served as another's.
+Only the *name* of the key's environment variable is held, never the key, so specs,
+rows, caches and reports cannot leak it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import os
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from memeval.errors import MemevalError
+
+Transport = Literal["anthropic", "openai"]
+TRANSPORTS: tuple[Transport, ...] = ("anthropic", "openai")
+
+PUBLIC_URLS: dict[str, str] = {"anthropic": "https://api.anthropic.com",
+                               "openai": "https://api.openai.com/v1"}
+BASE_URL_ENVS: dict[str, str] = {"anthropic": "ANTHROPIC_BASE_URL",
+                                 "openai": "OPENAI_BASE_URL"}
+KEY_ENVS: dict[str, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"  # a bearer token the anthropic SDK also accepts
+NO_KEY = "no-key-needed"  # local servers need no key, but the SDKs insist on one
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+FAKE_SERVER_HEADER = "x-memeval-fake-server"  # memeval's loopback test server marks answers
+
+
+def normalise_url(url: str) -> str:
+    """One spelling per server: lowercase scheme and host, no default port, no trailing `/`.
+
+    Raises MemevalError for anything but `http(s)://host[:port][/path]`.
+    """
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        raise MemevalError(f"base_url {url!r}: expected http(s)://host[:port][/path]")
+    if parts.username or parts.password:
+        raise MemevalError(f"base_url {url.split('@')[-1]!r}: put no credentials in the URL; "
+                           "name the variable that holds the key with api_key_env=NAME")
+    host = parts.hostname.lower()
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise MemevalError(f"base_url {url!r}: {exc}") from None
+    host = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A model server as a selector or judge asks for it.
+
+    Args:
+        transport: `anthropic` (Messages API) or `openai` (Chat Completions API).
+        base_url: the server; None resolves to the transport's environment variable
+            (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`), then the provider's public API.
+        api_key_env: the environment variable holding the key; None means the
+            transport's usual one (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`).
+    """
+
+    transport: Transport = "anthropic"
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.transport not in TRANSPORTS:
+            raise MemevalError(f"transport {self.transport!r}: use one of "
+                               f"{', '.join(TRANSPORTS)}")
+        if self.base_url is not None:
+            object.__setattr__(self, "base_url", normalise_url(self.base_url))
+        if self.api_key_env is not None and not (
+                self.api_key_env.replace("_", "").isalnum() and self.api_key_env.isascii()):
+            raise MemevalError(f"api_key_env={self.api_key_env[:4]}…: give the NAME of an "
+                               "environment variable (letters, digits, '_'), never the key")
+
+    @property
+    def url(self) -> str:
+        """The server calls go to, as the SDK resolves it: option, variable, public API."""
+        if self.base_url is not None:
+            return self.base_url
+        return normalise_url(os.environ.get(BASE_URL_ENVS[self.transport])
+                             or PUBLIC_URLS[self.transport])
+
+    @property
+    def key_env(self) -> str:
+        """The variable the key is read from."""
+        return self.api_key_env or KEY_ENVS[self.transport]
+
+    @property
+    def public(self) -> bool:
+        """Is this the provider's own API (which needs a key and bills)?"""
+        return self.url == normalise_url(PUBLIC_URLS[self.transport])
+
+    @property
+    def local(self) -> bool:
+        """Is the server on this machine (a loopback address)?"""
+        host = urlsplit(self.url).hostname or ""
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+    def api_key(self) -> str | None:
+        """The key to send, read from the environment at call time.
+
+        None lets the anthropic SDK use `ANTHROPIC_AUTH_TOKEN`; a server other than the
+        provider's own gets a placeholder when no key is set (local servers need none).
+        """
+        key = os.environ.get(self.key_env)
+        if key:
+            return key
+        if self.transport == "anthropic" and os.environ.get(AUTH_TOKEN_ENV):
+            return None
+        return None if self.public else NO_KEY
+
+    def has_access(self) -> bool:
+        """Could a call get through without a cassette: a key, or a server that needs none."""
+        return bool(os.environ.get(self.key_env)) or not self.public or (
+            self.transport == "anthropic" and bool(os.environ.get(AUTH_TOKEN_ENV)))
+
+    def scope(self, key: str) -> str:
+        """A request key scoped to this server, so a cache never serves one server's
+        answers as another's (the public Anthropic API keeps the bare key)."""
+        if self.transport == "anthropic" and self.public:
+            return key
+        return hashlib.sha256(f"{self.transport}\x1f{self.url}\x1f{key}".encode()).hexdigest()
+
+    def label(self) -> str:
+        """`transport url`, for messages and config.json (never the key)."""
+        return f"{self.transport} {self.url}"
+
+
+ANTHROPIC = Endpoint()
