@@ -77,6 +77,9 @@ def run_config_record(config: RunConfig, selectors: Sequence[Selector],
             value = getattr(component, attr, None)
             if value is not None:
                 info[attr] = value
+        endpoint = getattr(component, "endpoint_config", None)
+        if callable(endpoint):  # where a model component's calls went (never the key)
+            info.update(endpoint())
         return info
 
     return {
@@ -239,35 +242,53 @@ def rebuild_run(run_dir: Path) -> dict[str, Any]:
     return finish_run(run_dir, extra, flag_incomplete=True)
 
 
+MODEL_SPECS = {"claude": "anthropic", "openai": "openai"}  # spec name -> transport
+
+
 def _model_specs(config: RunConfig) -> list[str]:
     return [spec for spec in (*config.selectors, *config.judges)
-            if spec.split("?")[0].split(":")[0] == "claude"]
+            if spec.split("?")[0].split(":")[0] in MODEL_SPECS]
 
 
 def uses_model(config: RunConfig) -> bool:
-    """Does any selector or judge of the run call Claude?"""
+    """Does any selector or judge of the run call a model?"""
     return bool(_model_specs(config))
 
 
+def _endpoint_of(spec: str) -> Any:
+    from memeval._spec import parse_spec
+    from memeval.llm.endpoint import Endpoint
+
+    parsed = parse_spec(spec)
+    params = dict(parsed.params)
+    return Endpoint(MODEL_SPECS[parsed.name], params.get("base_url") or None,  # type: ignore[arg-type]
+                    params.get("api_key_env") or None)
+
+
 def check_model_access(config: RunConfig) -> None:
-    """Stop before any call when Claude is asked for but nothing could answer it.
+    """Stop before any call when a model is asked for but nothing could answer it.
 
     Without a key every call would fail, and the run would be all errors; a cache
     must not stand in for the endpoint either (it could hold another server's
-    answers). A replay cassette or an explicit base URL (a local server) will do.
+    answers). A replay cassette, or a server that needs no key (a local one), will do.
     """
     from memeval.llm import default_client_installed
     from memeval.llm.config import REPLAY_ENV
 
-    specs = _model_specs(config)
-    env = os.environ
-    if not specs or env.get("ANTHROPIC_API_KEY") or config.llm.replay or env.get(REPLAY_ENV) \
-            or env.get("ANTHROPIC_BASE_URL") or default_client_installed():
+    if config.llm.replay or os.environ.get(REPLAY_ENV) or default_client_installed():
         return
+    missing: dict[str, list[str]] = {}
+    for spec in _model_specs(config):
+        endpoint = _endpoint_of(spec)
+        if not endpoint.has_access():
+            missing.setdefault(endpoint.key_env, []).append(spec)
+    if not missing:
+        return
+    named = "; ".join(f"{', '.join(map(repr, specs))} needs ${env}, which is not set"
+                      for env, specs in missing.items())
     raise MemevalError(
-        f"{', '.join(map(repr, specs))} {'calls' if len(specs) == 1 else 'call'} Claude, but "
-        "ANTHROPIC_API_KEY is not set. Set it, or run "
-        "offline: --replay-cassette FILE answers from a recorded run, and the offline "
+        f"{named}. Set it, or run offline: --replay-cassette FILE answers from a recorded "
+        "run, a local server needs no key (base_url=http://localhost:…), and the offline "
         "selectors (bm25, recency, oracle, ...) with the gold judge need no model.")
 
 

@@ -56,3 +56,9 @@ _load_claude = lazy_factory(JUDGES, "claude", "memeval.judges.claude", "ClaudeJu
 JUDGES.register("claude", arg="model", loader=_load_claude,
                 summary="Claude grades each surfaced memory (needs an API key or a cassette)",
                 origin="lazy")
+
+_load_openai = lazy_factory(JUDGES, "openai", "memeval.judges.claude", "OpenAIJudge")
+
+JUDGES.register("openai", arg="model", loader=_load_openai,
+                summary="the same grading on any OpenAI-compatible server "
+                "(needs memeval[openai])", origin="lazy")

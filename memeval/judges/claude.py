@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from memeval.judges.base import Judgement, JudgeRequest, MemoryVerdict
 from memeval.llm import LLMClient, LLMRequest, LLMResponse
+from memeval.llm.endpoint import Transport
 from memeval.llm.prompted import PromptedModel
 from memeval.llm.templates import load_prompt
 from memeval.usage import ZERO_USAGE, Usage
@@ -107,16 +108,25 @@ class ClaudeJudge(PromptedModel):
         client: the model door; default `get_default_client()`.
         name: the spec string this judge was built from.
         max_tokens: output cap.
+        temperature, top_p: sampling, sent when given (and part of the cache key).
+        base_url, api_key_env, structured: where calls go and how the JSON answer is
+            asked for, as for the selector (`memeval.selectors.claude.ClaudeSelector`).
     """
+
+    transport: Transport = "anthropic"
 
     def __init__(self, model: str | None = None, *, prompt: str | Path = DEFAULT_PROMPT,
                  grade_candidates: bool = False, order: Order = "shuffle", seed: int = 0,
                  client: LLMClient | None = None, name: str | None = None,
-                 max_tokens: int = JUDGE_MAX_TOKENS, temperature: float | None = None) -> None:
-        self.temperature = temperature
+                 max_tokens: int = JUDGE_MAX_TOKENS, temperature: float | None = None,
+                 top_p: float | None = None, base_url: str | None = None,
+                 api_key_env: str | None = None, structured: str = "json_schema") -> None:
+        self.temperature, self.top_p = temperature, top_p
+        if self.transport == "openai":
+            self.sampling_seed = seed  # Chat Completions servers take it as sampling seed too
         if order not in ("shuffle", "both", "given"):
             raise ValueError(f"order {order!r}: use shuffle, both or given")
-        self.model = model or os.environ.get(MODEL_ENV) or DEFAULT_JUDGE_MODEL
+        self.model = model or self._default_model()
         self.template = load_prompt(prompt, PROMPTS_DIR)
         self.grade_candidates = grade_candidates
         self.system_prompt = self.template.render(grade_candidates=grade_candidates)
@@ -124,13 +134,18 @@ class ClaudeJudge(PromptedModel):
         self.seed = seed
         self.max_tokens = max_tokens
         self._client = client
-        self.name = name or f"claude:{self.model}"
+        self.set_endpoint(self.transport, base_url, api_key_env, structured)
+        self.name = name or f"{'openai' if self.transport == 'openai' else 'claude'}:{self.model}"
+
+    def _default_model(self) -> str:
+        return os.environ.get(MODEL_ENV) or DEFAULT_JUDGE_MODEL
 
     def config(self) -> dict[str, Any]:
         """What to write into a run's config.json, including the order control."""
         return {"judge": self.name, "model": self.model, "prompt": self.template.name,
                 "prompt_hash": self.prompt_hash, "grade_candidates": self.grade_candidates,
-                "order": self.order, "seed": self.seed, "max_tokens": self.max_tokens}
+                "order": self.order, "seed": self.seed, "max_tokens": self.max_tokens,
+                **self.endpoint_config()}
 
     # -- building and reading calls -------------------------------------------------------
     def presentations(self, request: JudgeRequest) -> list[tuple[list[str], list[str] | None]]:
@@ -153,7 +168,7 @@ class ClaudeJudge(PromptedModel):
                            messages=({"role": "user", "content":
                                       build_judge_message(request, shown, cands)},),
                            output_schema=judge_schema(self.grade_candidates),
-                           params=self.sampling())
+                           params=self.sampling(), structured=self.structured)
                 for shown, cands in self.presentations(request)]
 
     def _validate(self, text: str) -> str | None:
@@ -244,3 +259,14 @@ def _agree(key: str, calls: Sequence[MemoryVerdict]) -> MemoryVerdict:
 def judge_usage(turns: Sequence[Judgement]) -> Usage:
     """Total usage of judged turns, for summaries."""
     return sum((t.usage for t in turns), ZERO_USAGE)
+
+
+class OpenAIJudge(ClaudeJudge):
+    """The same grading sent to any Chat Completions server (`openai:<model>?base_url=...`;
+    needs `pip install 'memeval[openai]'`). `seed` sets the shuffle and the sampling seed."""
+
+    transport: Transport = "openai"
+
+    def _default_model(self) -> str:
+        raise ValueError("an openai judge needs its model: openai:<model>, e.g. "
+                         "openai:gpt-5-mini or openai:qwen3:8b?base_url=http://localhost:11434/v1")

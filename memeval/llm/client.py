@@ -155,9 +155,7 @@ class LLMClient:
     def for_endpoint(self, endpoint: Endpoint) -> LLMClient:
         """The client for `endpoint`: this one, or a sibling sharing the run's cache,
         cassette, budget, prices, call log and records (so `summary()` counts all)."""
-        if endpoint == self.target or (endpoint == ANTHROPIC and self._api_key is None
-                                       and self.target.transport == "anthropic"
-                                       and self.target.base_url is None):
+        if endpoint == self.target:
             return self
         with self._lock:
             sibling = self._siblings.get(endpoint)

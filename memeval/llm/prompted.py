@@ -1,32 +1,77 @@
-"""What every Claude-backed component (selector, judge) has alike: a model door that
-defaults to the process-wide one, and a rendered system prompt named in config.json."""
+"""What every model-backed component (selector, judge) has alike: the server it talks to,
+its sampling parameters, and a rendered system prompt named in config.json."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from memeval.llm import LLMClient, get_default_client
+from memeval.llm.endpoint import ANTHROPIC, Endpoint, Transport
+from memeval.llm.structured import STRUCTURED_MODES, StructuredMode
 from memeval.llm.templates import PromptTemplate, text_hash
 
 
 class PromptedModel:
-    """Mixin; the subclass sets `template`, `system_prompt` and `_client` in `__init__`.
+    """Mixin; the subclass sets `template`, `system_prompt` and `_client` and calls
+    `set_endpoint` in `__init__`.
 
     The door is looked up on each use, not at construction, so a component built before
-    `set_default_client` still talks through the configured door.
+    `set_default_client` still talks through the configured door; a component naming
+    its own server gets a sibling of that door (same cache, cassette and budget).
     """
 
     template: PromptTemplate
     system_prompt: str
     _client: LLMClient | None
+    model: str
 
     temperature: float | None = None
+    top_p: float | None = None
+    sampling_seed: int | None = None
+    endpoint: Endpoint = ANTHROPIC
+    structured: StructuredMode = "json_schema"
 
-    def sampling(self) -> dict[str, float]:
+    def set_endpoint(self, transport: Transport, base_url: str | None,
+                     api_key_env: str | None, structured: str) -> None:
+        """Check and keep where calls go; a Claude spec that cannot reach a Claude model,
+        or a seed the Messages API has no field for, fails here, before any call."""
+        if structured not in STRUCTURED_MODES:
+            raise ValueError(f"structured={structured!r}: use one of "
+                             f"{', '.join(STRUCTURED_MODES)}")
+        self.structured = structured  # type: ignore[assignment]
+        self.endpoint = Endpoint(transport, base_url, api_key_env)
+        if transport == "anthropic" and self._client is None and self.endpoint.public \
+                and not self.model.startswith("claude"):
+            raise ValueError(f"{self.model!r} is not a Claude model, and Anthropic's API "
+                             f"serves only those; for another provider write "
+                             f"openai:{self.model}?base_url=URL")
+        if transport == "anthropic" and self.sampling_seed is not None:
+            raise ValueError("the Messages API has no sampling seed; drop seed= or use an "
+                             "openai: spec")
+
+    def sampling(self) -> dict[str, Any]:
         """Request parameters that set sampling, when the spec gave them."""
-        return {} if self.temperature is None else {"temperature": float(self.temperature)}
+        params: dict[str, Any] = {}
+        if self.temperature is not None:
+            params["temperature"] = float(self.temperature)
+        if self.top_p is not None:
+            params["top_p"] = float(self.top_p)
+        if self.sampling_seed is not None:
+            params["seed"] = int(self.sampling_seed)
+        return params
 
     @property
     def client(self) -> LLMClient:
-        return self._client or get_default_client()
+        if self._client is not None:
+            return self._client
+        door = get_default_client()
+        return door if self.endpoint == ANTHROPIC else door.for_endpoint(self.endpoint)
+
+    def endpoint_config(self) -> dict[str, Any]:
+        """Where calls went and how, for config.json (the key's variable, never the key)."""
+        return {"transport": self.endpoint.transport, "base_url": self.endpoint.base_url,
+                "api_key_env": self.endpoint.key_env, "structured": self.structured,
+                "sampling": self.sampling()}
 
     @property
     def prompt_name(self) -> str:

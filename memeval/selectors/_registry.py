@@ -67,3 +67,9 @@ _load_claude = lazy_factory(SELECTORS, "claude", "memeval.selectors.claude", "Cl
 SELECTORS.register("claude", arg="model", loader=_load_claude,
                    summary="Claude side query (needs an API key or a cassette)",
                    origin="lazy")
+
+_load_openai = lazy_factory(SELECTORS, "openai", "memeval.selectors.claude", "OpenAISelector")
+
+SELECTORS.register("openai", arg="model", loader=_load_openai,
+                   summary="the same side query on any OpenAI-compatible server "
+                   "(needs memeval[openai])", origin="lazy")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from memeval.llm import LLMClient, LLMRequest, LLMResponse
+from memeval.llm.endpoint import Transport
 from memeval.llm.prompted import PromptedModel
 from memeval.llm.templates import load_prompt
 from memeval.memdir import MAX_SURFACED_PER_TURN
@@ -156,19 +157,31 @@ class ClaudeSelector(PromptedModel):
         client: the model door; default the process-wide `get_default_client()`.
         name: the spec string this selector was built from (for reports).
         max_tokens: output cap; the reference uses 256.
+        temperature, top_p: sampling, sent when given (and part of the cache key).
+        seed: sampling seed (Chat Completions servers only; the Messages API has none).
+        base_url: the server (default `$ANTHROPIC_BASE_URL`, then Anthropic's API).
+        api_key_env: the variable holding the key (default `ANTHROPIC_API_KEY`).
+        structured: how the JSON answer is asked for: `json_schema` (the API's
+            structured output), `tool` (a forced tool call) or `prompt` (the shape
+            described in the system prompt, the answer parsed leniently).
     """
+
+    transport: Transport = "anthropic"
 
     def __init__(self, model: str | None = None, *, prompt: str | Path = DEFAULT_PROMPT,
                  stateful: bool = False, client: LLMClient | None = None,
                  name: str | None = None, max_tokens: int = SELECTOR_MAX_TOKENS,
-                 temperature: float | None = None) -> None:
-        self.model = model or default_selector_model()
-        self.temperature = temperature
+                 temperature: float | None = None, top_p: float | None = None,
+                 seed: int | None = None, base_url: str | None = None,
+                 api_key_env: str | None = None, structured: str = "json_schema") -> None:
+        self.model = model or self._default_model()
+        self.temperature, self.top_p, self.sampling_seed = temperature, top_p, seed
         self.template = load_prompt(prompt, PROMPTS_DIR)
         self.system_prompt = self.template.render(max_memories=MAX_SELECTED)
         self.stateful = stateful
         self.max_tokens = max_tokens
         self._client = client
+        self.set_endpoint(self.transport, base_url, api_key_env, structured)
         self.name = name or self._default_name()
         self._conversations: dict[tuple[str, int], _Conversation] = {}
         self._lock = threading.Lock()
@@ -179,20 +192,25 @@ class ClaudeSelector(PromptedModel):
             options.append(f"prompt={self.template.name}")
         if self.stateful:
             options.append("stateful=1")
-        return f"claude:{self.model}" + ("?" + "&".join(options) if options else "")
+        spec = "openai" if self.transport == "openai" else "claude"
+        return f"{spec}:{self.model}" + ("?" + "&".join(options) if options else "")
+
+    def _default_model(self) -> str:
+        return default_selector_model()
 
     def config(self) -> dict[str, Any]:
         """What to write into a run's config.json."""
         return {"selector": self.name, "model": self.model, "prompt": self.template.name,
                 "prompt_hash": self.prompt_hash, "stateful": self.stateful,
-                "max_tokens": self.max_tokens, "schema": SELECTION_SCHEMA}
+                "max_tokens": self.max_tokens, "schema": SELECTION_SCHEMA,
+                **self.endpoint_config()}
 
     # -- requests -------------------------------------------------------------------------
     def _llm_request(self, messages: Sequence[dict[str, Any]]) -> LLMRequest:
         return LLMRequest(model=self.model, max_tokens=self.max_tokens,
                           messages=tuple(messages), system=self.system_prompt,
                           output_schema=SELECTION_SCHEMA, purpose="selector",
-                          params=self.sampling())
+                          params=self.sampling(), structured=self.structured)
 
     def build_request(self, request: SelectionRequest) -> LLMRequest:
         """The stateless side query for `request`."""
@@ -283,3 +301,16 @@ class ClaudeSelector(PromptedModel):
         return [self._result(r, lr, resp)
                 for r, lr, resp in zip(requests, llm_requests, responses, strict=True)]
 
+
+
+class OpenAISelector(ClaudeSelector):
+    """The same side query sent to any Chat Completions server: OpenAI, Ollama, vLLM,
+    llama.cpp, LM Studio, OpenRouter... (`openai:<model>?base_url=...`; needs
+    `pip install 'memeval[openai]'`). Its key is read from `$OPENAI_API_KEY` or the
+    variable `api_key_env` names; a server other than OpenAI's needs none."""
+
+    transport: Transport = "openai"
+
+    def _default_model(self) -> str:
+        raise ValueError("an openai selector needs its model: openai:<model>, e.g. "
+                         "openai:gpt-5-mini or openai:qwen3:8b?base_url=http://localhost:11434/v1")

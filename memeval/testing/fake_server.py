@@ -1,7 +1,12 @@
-"""FakeMessagesServer: a loopback Messages API the real `anthropic` SDK can talk to unchanged.
+"""FakeMessagesServer: a loopback model server the real `anthropic` and `openai` SDKs talk to.
 
 It serves `POST /v1/messages`, `POST /v1/messages/count_tokens` and the Message
-Batches endpoints (create, retrieve, JSONL results) on 127.0.0.1. What the "model"
+Batches endpoints (create, retrieve, JSONL results) on 127.0.0.1, and the Chat
+Completions API (`POST /v1/chat/completions`, also under `/chat/completions`) as
+OpenAI-compatible servers do: the same model and faults behind both. Structured
+output is answered however it was asked: the API's own (`output_config`,
+`response_format`), a forced tool, or a shape described in the system prompt (then
+the answer comes wrapped in chatter and a code fence, as small local models do). What the "model"
 says is a function of the request body (default: the keyword model); faults can be
 queued to test retries and error handling.
 
@@ -31,7 +36,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 from memeval.llm.endpoint import FAKE_SERVER_HEADER
-from memeval.testing.keyword_model import keyword_model
+from memeval.testing.keyword_model import keyword_model, schema_source
 
 CHARS_PER_TOKEN = 4  # the fake tokenizer
 SECRET_HEADERS = frozenset({"x-api-key", "authorization"})
@@ -157,14 +162,18 @@ class FakeMessagesServer:
         min_cache_tokens: shortest prefix the fake prompt cache stores.
         require_auth: answer 401 when neither `x-api-key` nor `authorization` is sent.
         port: port on 127.0.0.1; 0 picks a free one.
+        honour_response_format: False acts like servers that silently drop Chat
+            Completions' `response_format` (the model then sees no schema).
 
     Use as a context manager; `.url` is the base URL for the SDK, `.requests` the log.
     """
 
     def __init__(self, behaviour: Behaviour | None = None, *, latency: float = 0.0,
                  batch_polls: int = 1, min_cache_tokens: int = 0,
-                 require_auth: bool = True, port: int = 0) -> None:
+                 require_auth: bool = True, port: int = 0,
+                 honour_response_format: bool = True) -> None:
         self.port = port
+        self.honour_response_format = honour_response_format
         self.behaviour: Behaviour = behaviour or keyword_model
         self.latency = latency
         self.batch_polls = batch_polls
@@ -223,6 +232,10 @@ class FakeMessagesServer:
         """Logged `POST /v1/messages` requests (not count_tokens or batches)."""
         return [r for r in self.requests if r.method == "POST" and r.path == "/v1/messages"]
 
+    def chat_requests(self) -> list[RecordedRequest]:
+        """Logged Chat Completions requests."""
+        return [r for r in self.requests if r.method == "POST" and r.path in CHAT_PATHS]
+
     def _next_fault(self) -> Fault | None:
         with self._lock:
             return self._faults.pop(0) if self._faults else None
@@ -240,13 +253,37 @@ class FakeMessagesServer:
             "model": body.get("model"), "content": [], "stop_reason": "end_turn",
             "stop_sequence": None}
         if isinstance(reply, str):
-            message["content"] = [{"type": "text", "text": reply}]
+            message["content"], message["stop_reason"] = _shaped(body, reply)
         else:
             message.update(reply)
-        text = "".join(b.get("text", "") for b in message["content"] if isinstance(b, dict))
+        text = "".join(b.get("text", "") or json.dumps(b.get("input", ""))
+                       for b in message["content"] if isinstance(b, dict))
         usage["output_tokens"] = count_tokens(text)
         message["usage"] = {**usage, **(message.get("usage") or {})}
         return message
+
+    def chat_answer(self, chat: dict[str, Any]) -> dict[str, Any]:
+        """A Chat Completions response body: the same model, through the Messages shape."""
+        message = self.answer(_as_messages_body(chat, self.honour_response_format))
+        text = "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
+        calls = [{"id": b.get("id", "call_fake"), "type": "function",
+                  "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+                 for b in message["content"] if b.get("type") == "tool_use"]
+        usage = message["usage"]
+        cached = int(usage.get("cache_read_input_tokens") or 0)
+        prompt = cached + sum(int(usage.get(k) or 0) for k in
+                              ("input_tokens", "cache_creation_input_tokens"))
+        finish = {"tool_use": "tool_calls", "max_tokens": "length"}.get(
+            message["stop_reason"], "stop")
+        reply: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if calls:
+            reply["tool_calls"] = calls
+        return {"id": self._new_id("chatcmpl"), "object": "chat.completion",
+                "created": int(time.time()), "model": chat.get("model"),
+                "choices": [{"index": 0, "message": reply, "finish_reason": finish}],
+                "usage": {"prompt_tokens": prompt, "completion_tokens": usage["output_tokens"],
+                          "total_tokens": prompt + usage["output_tokens"],
+                          "prompt_tokens_details": {"cached_tokens": cached}}}
 
     def create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
         batch_id = self._new_id("msgbatch")
@@ -290,6 +327,42 @@ class FakeMessagesServer:
             return list(state["results"])
 
 
+def _shaped(body: dict[str, Any], reply: str) -> tuple[list[dict[str, Any]], str]:
+    """The reply as the request asked: a tool call, chatter around JSON, or plain text."""
+    source, _ = schema_source(body)
+    if source == "tool":
+        tool = next(t for t in body["tools"] if isinstance(t.get("input_schema"), dict))
+        try:
+            return [{"type": "tool_use", "id": "toolu_fake", "name": tool.get("name", ""),
+                     "input": json.loads(reply)}], "tool_use"
+        except json.JSONDecodeError:
+            pass
+    if source == "prompt":
+        reply = f"Sure, here is my answer.\n```json\n{reply}\n```\nLet me know if you need more."
+    return [{"type": "text", "text": reply}], "end_turn"
+
+
+def _as_messages_body(chat: dict[str, Any], honour_response_format: bool) -> dict[str, Any]:
+    """A Chat Completions request read as the Messages request the keyword model knows."""
+    system = [str(m.get("content") or "") for m in chat.get("messages") or []
+              if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    body: dict[str, Any] = {
+        "model": chat.get("model"), "system": "\n\n".join(system) or None,
+        "messages": [{"role": m.get("role"), "content": str(m.get("content") or "")}
+                     for m in chat.get("messages") or []
+                     if isinstance(m, dict) and m.get("role") in ("user", "assistant")]}
+    fmt = chat.get("response_format") or {}
+    if honour_response_format and fmt.get("type") == "json_schema":
+        body["output_config"] = {"format": {
+            "type": "json_schema", "schema": (fmt.get("json_schema") or {}).get("schema")}}
+    tools = [t.get("function") or {} for t in chat.get("tools") or [] if isinstance(t, dict)]
+    if tools:
+        body["tools"] = [{"name": f.get("name", ""), "input_schema": f.get("parameters") or {}}
+                         for f in tools]
+    return {k: v for k, v in body.items() if v is not None}
+
+
+CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _BATCH = re.compile(r"^/v1/messages/batches/(?P<id>[^/]+)$")
 _RESULTS = re.compile(r"^/v1/messages/batches/(?P<id>[^/]+)/results$")
 
@@ -395,6 +468,12 @@ class _Handler(BaseHTTPRequestHandler):
             if self._apply_fault():
                 return None
             return self._json(200, self.fake.answer(body))
+        if path in CHAT_PATHS:
+            if not isinstance(body.get("messages"), list) or "model" not in body:
+                return self._error(400, "model and messages are required")
+            if self._apply_fault():
+                return None
+            return self._json(200, self.fake.chat_answer(body))
         if path == "/v1/messages/count_tokens":
             total = sum(_block_tokens(b) for b in _blocks(body))  # counting caches nothing
             return self._json(200, {"input_tokens": total})

@@ -55,9 +55,32 @@ def _user_texts(body: dict[str, Any]) -> list[str]:
             if isinstance(m, dict) and m.get("role") == "user"]
 
 
-def schema_of(body: dict[str, Any]) -> dict[str, Any]:
+SCHEMA_IN_PROMPT = "JSON schema:\n"  # how `structured=prompt` introduces the shape
+
+
+def schema_source(body: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """Where the request asks for its JSON shape, and the shape: the API's structured
+    output (`output_config`), a forced tool (`tool`), the system prompt (`prompt`)."""
     fmt = (body.get("output_config") or {}).get("format") or {}
-    return fmt.get("schema") or {} if fmt.get("type") == "json_schema" else {}
+    if fmt.get("type") == "json_schema":
+        return "output_config", fmt.get("schema") or {}
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict) and isinstance(tool.get("input_schema"), dict):
+            return "tool", tool["input_schema"]
+    system = _text_of(body.get("system"))
+    at = system.rfind(SCHEMA_IN_PROMPT)
+    if at != -1:
+        try:
+            found, _ = json.JSONDecoder().raw_decode(system[at + len(SCHEMA_IN_PROMPT):])
+        except json.JSONDecodeError:
+            found = None
+        if isinstance(found, dict):
+            return "prompt", found
+    return None, {}
+
+
+def schema_of(body: dict[str, Any]) -> dict[str, Any]:
+    return schema_source(body)[1]
 
 
 def select_memories(body: dict[str, Any]) -> list[str]:

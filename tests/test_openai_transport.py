@@ -1,0 +1,239 @@
+"""Any model as selector or judge: the Chat Completions path, through the real `openai` SDK.
+
+Every case talks to our loopback server's `/v1/chat/completions` (the same keyword
+model and faults as its Messages API), so what is tested is the code a user runs
+against Ollama, vLLM or OpenAI: translation at the edge, the three structured-output
+modes, retries, server-scoped cache and cassette keys, and keys kept out of files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memeval.cli import cli
+from memeval.errors import MemevalError
+from memeval.judges import resolve_judge
+from memeval.judges.base import JudgeRequest
+from memeval.llm import Cassette, LLMClient, LLMRequest
+from memeval.llm.config import default_cache_path
+from memeval.llm.endpoint import Endpoint
+from memeval.llm.openai_chat import chat_body, message_body
+from memeval.run_config import bundled_fixtures_dir
+from memeval.selectors import resolve_selector
+from memeval.selectors.base import SelectionRequest
+from memeval.selectors.claude import OpenAISelector
+from memeval.testing import FakeMessagesServer, Fault
+
+MODEL = "qwen3:8b"
+MANIFEST = ("- [project] testing.md (2026-01-01T00:00:00.000Z): how to run the test suite\n"
+            "- [project] deploy.md (2026-01-01T00:00:00.000Z): release checklist for prod")
+SCENARIO = str(bundled_fixtures_dir() / "scenarios" / "a-dbt-warehouse.yaml")
+
+
+def ask(query: str = "how do I run the tests?") -> SelectionRequest:
+    return SelectionRequest(query=query, manifest=MANIFEST, candidates=(),
+                            memory_dir=Path("/tmp/mem"))
+
+
+def door(server: FakeMessagesServer, **kwargs) -> LLMClient:
+    return LLMClient(endpoint=Endpoint("openai", f"{server.url}/v1"), max_retries=2,
+                     cache=kwargs.pop("cache", None), **kwargs)
+
+
+def selector(server: FakeMessagesServer, structured: str = "json_schema",
+             **kwargs) -> OpenAISelector:
+    return OpenAISelector(MODEL, structured=structured, client=door(server, **kwargs))
+
+
+@pytest.mark.parametrize("structured", ["json_schema", "tool", "prompt"])
+def test_each_structured_mode_gets_the_same_picks_through_the_openai_sdk(structured):
+    with FakeMessagesServer() as server:
+        result = selector(server, structured).select(ask())
+        (sent,) = server.chat_requests()
+    assert result.ok and result.names == ("testing.md",)
+    body = sent.body
+    assert body["model"] == MODEL and body["messages"][0]["role"] == "system"
+    assert ("response_format" in body) == (structured == "json_schema")
+    assert ("tools" in body) == (structured == "tool")
+    assert ("JSON schema" in body["messages"][0]["content"]) == (structured == "prompt")
+    assert sent.header("authorization") == "<redacted>"  # a placeholder key was sent
+
+
+def test_a_server_that_drops_response_format_fails_json_schema_but_scores_in_prompt_mode():
+    with FakeMessagesServer(honour_response_format=False) as server:
+        strict = selector(server, "json_schema").select(ask())
+        lenient = selector(server, "prompt").select(ask())
+    assert not strict.ok and "invalid output" in strict.error
+    assert lenient.ok and lenient.names == ("testing.md",)
+
+
+def test_faults_are_retried_as_for_claude():
+    with FakeMessagesServer() as server:
+        server.inject(Fault.http(429), Fault.http(500))
+        result = selector(server).select(ask())
+        assert result.ok and len(server.chat_requests()) == 3
+
+
+def test_an_unrecoverable_error_is_recorded_not_raised():
+    with FakeMessagesServer() as server:
+        server.inject(*[Fault.http(500)] * 3)
+        result = selector(server).select(ask())
+    assert not result.ok and "HTTP 500" in result.error
+
+
+def test_the_judge_grades_through_chat_completions():
+    with FakeMessagesServer() as server:
+        judge = resolve_judge(f"openai:{MODEL}?base_url={server.url}/v1&structured=tool")
+        judgement = judge.score(JudgeRequest(
+            turn_id="t1", query="how do I run the tests?", manifest=MANIFEST,
+            selected=("testing.md",),
+            contents={"testing.md": "run the test suite with pytest"}, candidates=()))
+    assert judgement.error is None
+    assert [v.verdict for v in judgement.verdicts] == ["relevant"]
+
+
+def test_a_cache_never_serves_one_servers_answer_for_another_with_the_same_model(tmp_path):
+    cache = tmp_path / "c.sqlite"
+    with FakeMessagesServer() as first, FakeMessagesServer() as second:
+        assert selector(first, cache=cache).select(ask()).ok
+        again = selector(first, cache=cache).client.complete(
+            selector(first).build_request(ask()))
+        assert again.record.source == "cache"
+        elsewhere = selector(second, cache=cache).select(ask())
+        assert elsewhere.ok and len(second.chat_requests()) == 1  # 0 cache hits there
+
+
+def test_loopback_test_answers_never_enter_the_users_default_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    with FakeMessagesServer() as server:
+        assert selector(server, cache=default_cache_path()).select(ask()).ok
+        assert selector(server, cache=tmp_path / "mine.sqlite").select(ask()).ok
+    from memeval.llm import ResponseCache
+
+    assert len(ResponseCache(default_cache_path())) == 0
+    assert len(ResponseCache(tmp_path / "mine.sqlite")) == 1
+
+
+def test_a_cassette_replays_only_for_the_server_it_was_recorded_from(tmp_path):
+    tape = tmp_path / "tape.jsonl"
+    with FakeMessagesServer() as server, FakeMessagesServer() as other:
+        live = selector(server, cassette=Cassette(tape, "record")).select(ask())
+        again = selector(server, cassette=Cassette(tape, "replay")).select(ask())
+        elsewhere = selector(other, cassette=Cassette(tape, "replay")).select(ask())
+        assert other.chat_requests() == []  # replay never calls out
+    assert live.ok and again.names == live.names
+    assert not elsewhere.ok and server.url in elsewhere.error and other.url in elsewhere.error
+    line = json.loads(tape.read_text().splitlines()[0])
+    assert line["endpoint"] == f"openai {server.url}/v1"
+
+
+def test_api_key_env_names_the_variable_and_the_key_lands_nowhere(tmp_path, monkeypatch):
+    secret = "sk-local-0123456789abcdef"
+    monkeypatch.setenv("MY_LOCAL_KEY", secret)
+    monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
+    with FakeMessagesServer() as server:
+        spec = f"openai:{MODEL}?base_url={server.url}/v1&api_key_env=MY_LOCAL_KEY"
+        code, output = _memeval("run", "--quiet", "--out", str(tmp_path / "r"),
+                                "--scenarios", SCENARIO, "-s", spec)
+        assert server.chat_requests()
+    assert code == 0, output
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    (chosen,) = [s for s in config["selectors"] if s["name"].startswith("openai:")]
+    assert chosen["api_key_env"] == "MY_LOCAL_KEY" and chosen["transport"] == "openai"
+    for path in (tmp_path / "r").rglob("*"):
+        if path.is_file():
+            assert secret not in path.read_text(errors="replace"), path
+
+
+def test_one_run_puts_a_claude_judge_over_a_local_selector(tmp_path, monkeypatch):
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
+    with FakeMessagesServer() as local, FakeMessagesServer() as claude:
+        code, output = _memeval(
+            "run", "--quiet", "--out", str(tmp_path / "r"), "--scenarios", SCENARIO,
+            "-s", f"openai:{MODEL}?base_url={local.url}/v1",
+            "-j", f"claude:claude-sonnet-4-6?base_url={claude.url}", "-j", "gold")
+        chat, messages = len(local.chat_requests()), len(claude.message_requests())
+    assert code == 0, output
+    assert chat > 0 and messages > 0 and local.message_requests() == [] \
+        and claude.chat_requests() == []
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    judged = [r for r in summary["overall"] if r["judge"].startswith("claude:")]
+    assert judged and judged[0]["selector_error_rate"] == 0 and judged[0]["judge_error_rate"] == 0
+
+
+def test_a_public_endpoint_without_its_key_stops_before_any_call(tmp_path, monkeypatch):
+    from memeval.llm import set_default_client
+
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MEMEVAL_REPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    set_default_client(None)
+    code, output = _memeval("run", "--quiet", "--out", str(tmp_path / "r"),
+                            "-s", "openai:gpt-5-mini")
+    assert code == 2 and "$OPENAI_API_KEY" in output and "Traceback" not in output
+    assert not (tmp_path / "r" / "results.jsonl").exists()
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("claude:qwen3", "openai:qwen3?base_url"),
+    ("openai", "needs its model"),
+    ("claude:claude-sonnet-4-6?seed=3", "no sampling seed"),
+    ("openai:m?structured=xml", "json_schema, tool, prompt"),
+    ("openai:m?base_url=ftp://host", "http(s)://host"),
+    ("openai:m?api_key_env=sk-live-123", "NAME of an environment variable"),
+])
+def test_a_spec_that_cannot_work_fails_before_any_call(spec, says, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    with pytest.raises(MemevalError) as caught:
+        resolve_selector(spec)
+    assert says in str(caught.value)
+    assert "sk-live-123" not in str(caught.value)
+
+
+def test_sampling_params_are_sent_and_keyed():
+    with FakeMessagesServer() as server:
+        spec = f"openai:{MODEL}?base_url={server.url}/v1&temperature=0&top_p=0.9&seed=7"
+        chosen = resolve_selector(spec)
+        request = chosen.build_request(ask())
+        assert chosen.select(ask()).ok
+        (sent,) = server.chat_requests()
+    assert (sent.body["temperature"], sent.body["top_p"], sent.body["seed"]) == (0, 0.9, 7)
+    plain = resolve_selector(f"openai:{MODEL}?base_url=http://127.0.0.1:9/v1")
+    assert request.key() != plain.build_request(ask()).key()
+
+
+def test_chat_translation_both_ways():
+    request = LLMRequest(model="gpt-5-mini", max_tokens=64, system="be brief",
+                         messages=({"role": "user", "content": [
+                             {"type": "text", "text": "a", "cache_control": {"type": "x"}},
+                             {"type": "text", "text": "b"}]},),
+                         output_schema={"type": "object"})
+    official = chat_body(request.to_params(), official=True)
+    local = chat_body(request.to_params(), official=False)
+    assert official["max_completion_tokens"] == 64 and "max_tokens" not in official
+    assert local["max_tokens"] == 64
+    assert official["messages"] == [{"role": "system", "content": "be brief"},
+                                    {"role": "user", "content": "a\n\nb"}]
+    assert official["response_format"]["json_schema"]["schema"] == {"type": "object"}
+    back = message_body({"id": "c1", "model": "m", "choices": [
+        {"message": {"content": None, "refusal": "no"}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2,
+                  "prompt_tokens_details": {"cached_tokens": 4}}})
+    assert back["stop_reason"] == "refusal" and back["content"] == []
+    assert back["usage"] == {"input_tokens": 6, "output_tokens": 2,
+                             "cache_read_input_tokens": 4, "cache_creation_input_tokens": 0}
+    broken = message_body({"choices": [{"message": {"tool_calls": [
+        {"function": {"name": "answer", "arguments": "{not json"}}]},
+        "finish_reason": "tool_calls"}]})
+    assert broken["content"] == [{"type": "text", "text": "{not json"}]
+    assert broken["stop_reason"] == "tool_use"
+
+
+def _memeval(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
