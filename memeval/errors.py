@@ -1,5 +1,9 @@
 """One root for memeval's own exceptions, so callers can catch ours and nothing else."""
 
+# How a model answer that does not fit the asked-for JSON shape is reported, so the
+# structured-output failure rate can be counted from recorded errors.
+INVALID_OUTPUT = "invalid output"
+
 
 class MemevalError(Exception):
     """Something memeval was asked to do cannot be done; the message names the fix."""

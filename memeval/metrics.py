@@ -37,7 +37,7 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from memeval.answers import answer_surfaced
-from memeval.errors import MemevalError
+from memeval.errors import INVALID_OUTPUT, MemevalError
 from memeval.memdir import MAX_SURFACED_PER_TURN
 from memeval.stats import (
     CONFIDENCE,
@@ -208,7 +208,8 @@ TURN_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS, "judge", "history", "selected", "relevant", "acceptable", "covered",
     "answer_surfaced",
     "surfaced_bytes",
-    "selector_error", "judge_error", "scored", "unscored_reason",
+    "selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
+    "scored", "unscored_reason",
     *TurnMetrics.__dataclass_fields__,
 )
 
@@ -239,6 +240,8 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
         selected = () if row["selected"] is None else tuple(str(k) for k in row["selected"])
         relevant = _key_set(row["relevant"], "relevant")
         selector_error = _present(row["error"])
+        invalid = [INVALID_OUTPUT in str(row[c]) if _present(row[c]) else False
+                   for c in ("error", "judge_error")]
         judge_error = _present(row["judge_error"]) or row["unscored"] in JUDGE_FAILURES
         reason = (UNSCORED_SELECTOR if selector_error
                   else UNSCORED_JUDGE if _present(row["judge_error"])
@@ -253,6 +256,7 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
         row.update(selected=selected, relevant=tuple(sorted(relevant)),
                    acceptable=tuple(sorted(_key_set(row["acceptable"], "acceptable"))),
                    selector_error=selector_error, judge_error=judge_error,
+                   selector_invalid_output=invalid[0], judge_invalid_output=invalid[1],
                    scored=reason is None, unscored_reason=reason, **asdict(score))
         out.append(row)
     if not out:
@@ -333,7 +337,8 @@ def _per_turn(frame: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str]) 
     """Collapse repeats: one row per turn, each metric the mean over its scored repeats."""
     identity = [c for c in ("selector", "judge", "scenario", "turn_id") if c in frame.columns]
     group = [*keys, *(c for c in identity if c not in keys)]
-    flags = ["selector_error", "judge_error", "scored", "hits", "n_relevant"]
+    flags = ["selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
+             "scored", "hits", "n_relevant"]
     numeric = frame[[*group, *metrics, *flags]].copy()
     numeric["capped"] = np.minimum(numeric["n_relevant"], CAP).where(
         frame["needs_memory"].astype(bool) & frame["recall"].notna())
@@ -372,7 +377,9 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
     Returns:
         One row per group: the `by` columns, `n_turns`, `n_scored`, `unscored` (count),
         `unscored_reasons`, `n_clusters`, `selector_error_rate`, `judge_error_rate`,
-        `error_rate` (either), and per metric `<m>`, `<m>_ci_low`, `<m>_ci_high`,
+        `error_rate` (either), `selector_invalid_output_rate` and
+        `judge_invalid_output_rate` (answers that did not fit the JSON shape asked
+        for), and per metric `<m>`, `<m>_ci_low`, `<m>_ci_high`,
         `<m>_n`, `<m>_n_clusters`; plus `micro_precision` and `micro_recall` (each
         with the same companions).
     """
@@ -382,7 +389,8 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
         raise MemevalError(f"aggregate: no column {', '.join(unknown)} in the frame; "
                            f"it has {', '.join(map(str, frame.columns))}")
     columns = [*by, "n_turns", "n_scored", "unscored", "unscored_reasons", "n_clusters",
-               "selector_error_rate", "judge_error_rate", "error_rate"]
+               "selector_error_rate", "judge_error_rate", "error_rate",
+               "selector_invalid_output_rate", "judge_invalid_output_rate"]
     for m in [*metrics, "micro_precision", "micro_recall"]:
         columns += [m, f"{m}_ci_low", f"{m}_ci_high", f"{m}_n", f"{m}_n_clusters"]
     if frame.empty:
@@ -403,7 +411,9 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
                    n_clusters=len(set(clusters)),
                    selector_error_rate=float(group["selector_error"].mean()),
                    judge_error_rate=float(group["judge_error"].mean()),
-                   error_rate=float(((group["selector_error"] + group["judge_error"]) > 0).mean()))
+                   error_rate=float(((group["selector_error"] + group["judge_error"]) > 0).mean()),
+                   selector_invalid_output_rate=float(group["selector_invalid_output"].mean()),
+                   judge_invalid_output_rate=float(group["judge_invalid_output"].mean()))
 
         for m in metrics:
             values = group[m].to_numpy(dtype=float)

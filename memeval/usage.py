@@ -18,6 +18,8 @@ class Usage:
         cost_usd: price of the above from the price table.
         latency_s: wall time spent waiting for the model.
         cached: answers served by memeval's own response cache or a cassette.
+        unpriced: calls sent to a model the price table does not know; their cost is
+            unknown, so `cost_usd` is a lower bound whenever this is not 0.
     """
 
     calls: int = 0
@@ -28,6 +30,12 @@ class Usage:
     cost_usd: float = 0.0
     latency_s: float = 0.0
     cached: int = 0
+    unpriced: int = 0
+
+    @property
+    def cost_known(self) -> bool:
+        """Is `cost_usd` the whole cost (no call went to an unpriced model)?"""
+        return self.unpriced == 0
 
     def __add__(self, other: Usage) -> Usage:
         summed = {f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)}

@@ -256,6 +256,16 @@ def test_price_table_prefixes_override_and_errors(tmp_path):
         load_prices(tmp_path / "missing.json")
 
 
+def test_a_users_price_file_extends_the_bundled_table(tmp_path):
+    """One local model priced without copying every Claude price (issue 17)."""
+    custom = tmp_path / "local.json"
+    custom.write_text(json.dumps({"models": {"qwen3:8b": {"input": 0, "output": 0}}}))
+    table = load_prices(custom)
+    assert table.cost("qwen3:8b", input_tokens=10**6) == 0.0  # free, not unpriced
+    assert table.price_for("claude-sonnet-4-6") == load_prices().price_for("claude-sonnet-4-6")
+    assert table.batch_discount == load_prices().batch_discount and str(custom) in table.source
+
+
 def test_async_calls_respect_the_concurrency_limit():
     active, peak, lock = [0], [0], threading.Lock()
 

@@ -237,3 +237,58 @@ def test_chat_translation_both_ways():
 def _memeval(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(cli, list(args))
     return result.exit_code, result.output
+
+
+def test_an_unpriced_model_costs_unknown_not_zero_and_a_cached_rerun_says_so(tmp_path,
+                                                                             monkeypatch):
+    monkeypatch.setenv("MEMEVAL_LLM_CACHE", str(tmp_path / "cache.sqlite"))
+    with FakeMessagesServer() as server:
+        spec = f"openai:{MODEL}?base_url={server.url}/v1"
+        first = CliRunner().invoke(cli, ["run", "--quiet", "--out", str(tmp_path / "a"),
+                                         "--scenarios", SCENARIO, "-s", spec])
+        again = CliRunner().invoke(cli, ["run", "--quiet", "--out", str(tmp_path / "b"),
+                                         "--scenarios", SCENARIO, "-s", spec])
+        calls = len(server.chat_requests())
+    assert first.exit_code == 0 and again.exit_code == 0, first.output
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["llm"]["unpriced"] == calls > 0 and summary["llm"]["cost_usd"] == 0
+    assert "cost is unknown" in first.output and "--prices" in first.output
+    html = (tmp_path / "a" / "index.html").read_text(encoding="utf-8")
+    door = html[html.index("Model door:"):].split("</p>")[0]
+    assert f"cost unknown ({calls} unpriced calls)" in door and "$" not in door
+    assert "no model was called" in again.output and "no model was called" not in first.output
+
+
+def test_the_structured_output_failure_rate_is_a_figure_per_selector(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
+    with FakeMessagesServer(honour_response_format=False) as server:
+        code, output = _memeval(
+            "run", "--quiet", "--out", str(tmp_path / "r"), "--scenarios", SCENARIO,
+            "-s", f"openai:{MODEL}?base_url={server.url}/v1",
+            "-s", f"openai:{MODEL}?base_url={server.url}/v1&structured=prompt")
+    assert code == 3, output  # every turn of the first selector errored
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    rates = {r["selector"].endswith("structured=prompt"): r["selector_invalid_output_rate"]
+             for r in summary["overall"]}
+    assert rates == {False: 1.0, True: 0.0}
+    html = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert "not the JSON asked for: selector 100 %" in html
+
+
+def test_max_cost_with_an_unpriced_local_model_stops_before_any_call(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
+    with FakeMessagesServer() as server:
+        code, output = _memeval("run", "--quiet", "--out", str(tmp_path / "r"),
+                                "--scenarios", SCENARIO, "--max-cost", "1",
+                                "-s", f"openai:{MODEL}?base_url={server.url}/v1")
+        assert server.chat_requests() == []
+    assert code == 2 and f"no price for {MODEL}" in output and "--prices" in output
+    assert output.count("\n") == 1
+    prices = tmp_path / "local.json"
+    prices.write_text(json.dumps({"models": {MODEL: {"input": 0, "output": 0}}}))
+    with FakeMessagesServer() as server:
+        code, output = _memeval("run", "--quiet", "--out", str(tmp_path / "priced"),
+                                "--scenarios", SCENARIO, "--max-cost", "1",
+                                "--prices", str(prices),
+                                "-s", f"openai:{MODEL}?base_url={server.url}/v1")
+    assert code == 0, output

@@ -160,6 +160,14 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
     if table:
         click.echo(table)
     click.echo(f"report: {run_dir / 'index.html'}")
+    llm_summary = outcome.summary.get("llm") or {}
+    if llm_summary.get("served_from_cache"):
+        click.echo("note: every model answer came from the cache or a cassette; no model was "
+                   "called in this run (--no-cache asks the model again)", err=True)
+    if llm_summary.get("unpriced"):
+        click.echo(f"note: {llm_summary['unpriced']} calls went to models the price table "
+                   "does not know, so the run's cost is unknown; give their prices with "
+                   "--prices FILE", err=True)
     for alert in outcome.summary.get("alerts") or []:
         click.echo(f"alert: {alert}", err=True)
     if outcome.unit_errors:

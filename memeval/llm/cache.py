@@ -74,6 +74,34 @@ class ResponseCache:
                          (key, model, json.dumps(message, ensure_ascii=False), time.time()))
             conn.commit()
 
+    def stats(self) -> list[dict[str, Any]]:
+        """Per model: answers stored, their bytes, and the oldest and newest (UTC epoch s)."""
+        with closing(self._connect()) as conn:
+            rows = conn.execute(
+                "SELECT model, COUNT(*), SUM(LENGTH(message)), MIN(created_at), "
+                "MAX(created_at) FROM responses GROUP BY model ORDER BY model").fetchall()
+        return [{"model": m, "answers": int(n), "bytes": int(b or 0), "oldest": lo,
+                 "newest": hi} for m, n, b, lo, hi in rows]
+
+    def prune(self, *, older_than_s: float | None = None, model: str | None = None) -> int:
+        """Delete answers stored more than `older_than_s` ago and/or of models starting
+        with `model` (both given: both must hold); returns how many went."""
+        where, args = [], []
+        if older_than_s is not None:
+            where.append("created_at < ?")
+            args.append(time.time() - older_than_s)
+        if model is not None:
+            where.append("substr(model, 1, ?) = ?")
+            args += [len(model), model]
+        if not where:
+            raise LLMError("prune what? give --older-than DAYS and/or --model PREFIX")
+        with closing(self._connect()) as conn:
+            gone = conn.execute(f"DELETE FROM responses WHERE {' AND '.join(where)}",
+                                args).rowcount
+            conn.commit()
+            conn.execute("VACUUM")  # give the space back to the disk
+        return int(gone)
+
     def __len__(self) -> int:
         with closing(self._connect()) as conn:
             return int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

@@ -28,6 +28,7 @@ from typing import Any
 
 import anthropic
 
+from memeval.errors import INVALID_OUTPUT
 from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache
@@ -273,6 +274,8 @@ class LLMClient:
         state = self.budget.state()
         records = self.records
         return {**self.usage.to_dict(), "errors": sum(1 for r in records if r.error),
+                "served_from_cache": bool(records) and all(
+                    r.source in ("cache", "replay") for r in records),
                 "max_cost": state.max_cost, "budget_exhausted": state.exhausted,
                 "calls_refused_by_budget": state.refused, "price_table": self.prices.source}
 
@@ -373,7 +376,7 @@ class LLMClient:
         elif validate is not None:
             problem = validate(text)
             if problem:
-                error = f"invalid output (stop_reason {stop}): {problem}"
+                error = f"{INVALID_OUTPUT} (stop_reason {stop}): {problem}"
         if billed and self.cassette is not None:
             self.cassette.add(key, request.to_params(), message, self.target.label())
         if (billed and error is None and stop in COMPLETE_STOP_REASONS

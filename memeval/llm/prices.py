@@ -70,12 +70,14 @@ def _parse(data: Any, source: str) -> PriceTable:
     models: dict[str, ModelPrice] = {}
     for key, entry in data["models"].items():
         try:
-            models[key] = ModelPrice(**{f: float(entry[f]) for f in
-                                        ("input", "output", "cache_write", "cache_read")})
-        except (KeyError, TypeError, ValueError) as exc:
+            fields = {f: float(entry[f]) for f in ("input", "output")}
+            for f in ("cache_write", "cache_read"):  # servers without a prompt cache: as input
+                fields[f] = float(entry.get(f, fields["input"]))
+            models[key] = ModelPrice(**fields)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PriceTableError(
-                f"{source}: models.{key}: needs numeric input, output, cache_write and "
-                f"cache_read (USD per million tokens); problem: {exc!r}") from exc
+                f"{source}: models.{key}: needs numeric input and output (and optionally "
+                f"cache_write, cache_read), USD per million tokens; problem: {exc!r}") from exc
     try:
         discount = float(data.get("batch_discount", 0.5))
     except (TypeError, ValueError) as exc:
@@ -83,26 +85,40 @@ def _parse(data: Any, source: str) -> PriceTable:
     return PriceTable(models=models, batch_discount=discount, source=source)
 
 
+BUNDLED = "memeval/data/prices.json"
+
+
 def load_prices(path: str | Path | None = None) -> PriceTable:
-    """Read a price table: `path`, else `$MEMEVAL_PRICES`, else the bundled one.
+    """The bundled price table, extended by `path` (else `$MEMEVAL_PRICES`) when given.
+
+    A user's file adds or overrides models (a local server's, say: `{"models":
+    {"qwen3:8b": {"input": 0, "output": 0}}}` makes it free rather than unpriced);
+    the bundled entries stay authoritative for everything it does not name.
 
     Args:
         path: a JSON file in the format of `memeval/data/prices.json`.
     """
+    bundled = _parse(_json(resources.files("memeval").joinpath("data/prices.json")
+                           .read_text("utf-8"), BUNDLED), BUNDLED)
     chosen = path or os.environ.get(PRICES_ENV)
-    if chosen:
-        file = Path(chosen)
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise PriceTableError(f"{file}: cannot read price table ({exc.strerror}); "
-                                  "pass an existing JSON file") from exc
-        source = str(file)
-    else:
-        text = resources.files("memeval").joinpath("data/prices.json").read_text("utf-8")
-        source = "memeval/data/prices.json"
+    if not chosen:
+        return bundled
+    file = Path(chosen)
     try:
-        data = json.loads(text)
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PriceTableError(f"{file}: cannot read price table ({exc.strerror}); "
+                              "pass an existing JSON file") from exc
+    data = _json(text, str(file))
+    if isinstance(data, dict) and "batch_discount" not in data:
+        data = {**data, "batch_discount": bundled.batch_discount}
+    own = _parse(data, str(file))
+    return PriceTable(models={**bundled.models, **own.models},
+                      batch_discount=own.batch_discount, source=f"{BUNDLED} + {file}")
+
+
+def _json(text: str, source: str) -> Any:
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise PriceTableError(f"{source}: line {exc.lineno}: invalid JSON ({exc.msg})") from exc
-    return _parse(data, source)

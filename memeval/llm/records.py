@@ -58,6 +58,7 @@ class CallRecord:
             cost_usd=self.cost_usd or 0.0,
             latency_s=self.latency_s,
             cached=1 if self.source in ("cache", "replay") else 0,
+            unpriced=1 if sent and self.cost_usd is None else 0,
         )
 
     def to_dict(self) -> dict[str, Any]:

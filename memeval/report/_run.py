@@ -64,7 +64,8 @@ def _charts_for(summary: Mapping[str, Any], selectors: list[str], main: str,
     overall = {str(r["selector"]): r for r in summary.get("overall") or []
                if r.get("judge") == main}
     usage = (summary.get("usage") or {}).get("selectors") or {}
-    paid = any(float((usage.get(s) or {}).get("cost_usd", 0) or 0) > 0 for s in selectors)
+    paid = any(float((usage.get(s) or {}).get("cost_usd", 0) or 0) > 0 for s in selectors) \
+        and not any((usage.get(s) or {}).get("unpriced") for s in selectors)  # else not USD
     points = []
     for index, selector in enumerate(selectors):
         row = overall.get(selector)

@@ -156,7 +156,7 @@ def _usage(usage: Any) -> dict[str, Any]:
     u = usage if isinstance(usage, Mapping) else {}
     return {"calls": int(u.get("calls", 0) or 0), "in": int(u.get("input_tokens", 0) or 0),
             "out": int(u.get("output_tokens", 0) or 0),
-            "cost": round(float(u.get("cost_usd", 0) or 0), 6),
+            "cost": None if u.get("unpriced") else round(float(u.get("cost_usd", 0) or 0), 6),
             "lat": round(float(u.get("latency_s", 0) or 0), 3)}
 
 
