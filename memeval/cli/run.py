@@ -5,14 +5,20 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from memeval.cli._errors import InputError
 from memeval.cli._outdir import check_out_dir, disk_error
 from memeval.errors import MemevalError
 from memeval.interrupt import EXIT_INTERRUPTED, RunInterrupted
+
+if TYPE_CHECKING:
+    from memeval.run_config import LLMOptions
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the run could not run (one `Error:` line) or a session crashed
@@ -25,6 +31,7 @@ Examples:
   memeval run                                  # bundled fixtures; bm25, recency, oracle
   memeval run -s bm25 -s none --out reports/try1
   memeval run --scenarios 'my/scenarios/*.yaml' --repeats 3 --shuffle-manifest
+  memeval run --config sweep.toml --out reports/sweep1   # a reviewed sweep file
   ANTHROPIC_API_KEY=... memeval run -s claude -s 'claude:claude-sonnet-4-6?prompt=recall'
 """
 
@@ -39,6 +46,10 @@ def update_latest_link(run_dir: Path) -> None:
 
 
 @click.command("run", epilog=EXAMPLES)
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, exists=True,
+                                                         path_type=Path), default=None,
+              metavar="TOML", help="A sweep file: selectors × models × prompts × judges × "
+                                   "scenarios (see docs/scale.md); options given here win.")
 @click.option("--scenarios", "scenarios", multiple=True, metavar="PATH|GLOB",
               help="Scenario YAML files, folders or globs. Default: the bundled fixtures.")
 @click.option("-s", "--selector", "selectors", multiple=True, metavar="SPEC",
@@ -74,7 +85,8 @@ def update_latest_link(run_dir: Path) -> None:
 @click.option("--batches", is_flag=True, default=None,
               help="Send model calls through the Message Batches API (half price).")
 @click.option("--prices", type=click.Path(dir_okay=False, exists=True), default=None,
-              help="A price table overriding the bundled one (see docs/llm.md).")
+              help="Prices (USD per million tokens) added to the bundled table, e.g. for "
+                   "local models (see docs/models.md).")
 @click.option("--category", "categories", multiple=True, metavar="NAME",
               help="Run only turns of this category (repeatable).")
 @click.option("--tag", "tags", multiple=True, metavar="TAG",
@@ -92,7 +104,8 @@ def update_latest_link(run_dir: Path) -> None:
               help="Exit with code 3 when a selector or judge errs on more than this share "
                    "of its turns (the rows are still written).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tuple[str, ...],
+def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tuple[str, ...],
+            judges: tuple[str, ...],
             out: Path | None, repeats: int, shuffle_manifest: bool, concurrency: int,
             seed: int, compat: str, history: str, max_cost: float | None, cache: str | None,
             no_cache: bool,
@@ -115,22 +128,24 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
     """
     from memeval.evaluate import evaluate, timestamped_run_dir
     from memeval.results import RunFolderBusy
-    from memeval.run_config import LLMOptions, RunConfig, default_scenarios
+    from memeval.run_config import LLMOptions, RunConfig
 
     if cache and no_cache:
         raise click.UsageError("--cache and --no-cache contradict each other; pick one")
     llm = LLMOptions(cache=False if no_cache else cache, record=record_cassette,
                      replay=replay_cassette, max_cost=max_cost, batches=batches, prices=prices)
-
-    config = RunConfig(
-        scenarios=scenarios or default_scenarios(),
-        **({"selectors": selectors} if selectors else {}),
-        **({"judges": judges} if judges else {}),
-        repeats=repeats, shuffle_manifest=shuffle_manifest, concurrency=concurrency,
-        seed=seed, compat=compat, history=history, llm=llm,  # type: ignore[arg-type]
-        categories=categories, tags=tags, exclude_tags=exclude_tags,
-        scenario_ids=scenario_ids, limit=limit,
-    )
+    given: dict[str, Any] = dict(
+        scenarios=scenarios, selectors=selectors, judges=judges, repeats=repeats,
+        shuffle_manifest=shuffle_manifest, concurrency=concurrency, seed=seed, compat=compat,
+        history=history, categories=categories, tags=tags, exclude_tags=exclude_tags,
+        scenario_ids=scenario_ids, limit=limit)
+    try:
+        chosen, llm = _with_sweep(config_file, given, llm)
+        config = RunConfig(**{k: v for k, v in chosen.items()  # empty lists mean "the default"
+                              if v or k not in ("scenarios", "selectors", "judges")}, llm=llm)
+    except (MemevalError, TypeError) as exc:
+        raise InputError(f"--config {config_file}: {exc}" if isinstance(exc, TypeError)
+                         else str(exc)) from None
     run_dir = out or timestamped_run_dir(Path("reports"))
     check_out_dir(run_dir)
     from memeval.shards import Shard
@@ -183,3 +198,30 @@ def command(scenarios: tuple[str, ...], selectors: tuple[str, ...], judges: tupl
         click.echo(f"error: the run finished with {why}; its figures rest on fewer turns "
                    "than planned. See the alerts above and the report.", err=True)
         raise SystemExit(EXIT_ERRORS)
+
+
+_LLM_FLAGS = {"cache": ("cache", "no_cache"), "record": ("record_cassette",),
+              "replay": ("replay_cassette",), "max_cost": ("max_cost",),
+              "batches": ("batches",), "prices": ("prices",)}
+
+
+def _with_sweep(config_file: Path | None, given: dict[str, Any],
+                llm: LLMOptions) -> tuple[dict[str, Any], LLMOptions]:
+    """The run's settings: the sweep file's, with every option typed on the command line
+    taking precedence."""
+    if config_file is None:
+        return given, llm
+    from memeval.sweep import load_sweep
+
+    sweep = load_sweep(config_file)
+    ctx = click.get_current_context()
+
+    def typed(*names: str) -> bool:
+        return any(ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE for n in names)
+
+    chosen = {k: (v if typed(k) or k not in sweep else sweep[k]) for k, v in given.items()}
+    from_file = sweep.get("llm")
+    if from_file is not None:
+        llm = replace(from_file, **{f: getattr(llm, f) for f, flags in _LLM_FLAGS.items()
+                                    if typed(*flags)})
+    return chosen, llm
