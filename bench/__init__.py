@@ -30,6 +30,7 @@ BENCHMARKS: dict[str, str] = {
     "cache": "bench.cache",
     "cost": "bench.cost",
     "memory": "bench.memory",
+    "embed": "bench.embed",
 }
 PROFILES: dict[str, Sizes] = {"default": DEFAULT, "quick": QUICK, "tiny": TINY}
 RESULTS_PATH = Path(__file__).parent / "results.json"

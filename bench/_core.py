@@ -75,6 +75,7 @@ class Sizes:
         cache_sessions / cache_turns: shape of the cache benchmark's run.
         cost_files / cost_queries: memdir size and queries of the cost benchmark.
         memory_turns: two run lengths for the memory benchmark.
+        embed_texts: distinct descriptions the embed benchmark encodes.
     """
 
     scan_files: tuple[int, ...] = (200, 2_000, 10_000)
@@ -90,6 +91,7 @@ class Sizes:
     cost_files: int = 200
     cost_queries: int = 20
     memory_turns: tuple[int, int] = (1_000, 10_000)
+    embed_texts: int = 2_000
 
 
 DEFAULT = Sizes(scan_repeats=5)
@@ -102,7 +104,7 @@ TINY = Sizes(scan_files=(5, 10), scan_repeats=1, overhead_turns=(2, 4), overhead
              against_inspect=False,
              concurrency_levels=(1, 2), concurrency_turns=2, latency_s=0.01,
              cache_sessions=2, cache_turns=1, cost_files=10, cost_queries=3,
-             memory_turns=(5, 10))
+             memory_turns=(5, 10), embed_texts=20)
 
 
 @dataclass(frozen=True)

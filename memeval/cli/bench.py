@@ -23,7 +23,7 @@ Examples:
               help="Sizes by name (tiny is the smoke test's: timings meaningless).")
 @click.option("-b", "--benchmark", "only", multiple=True, metavar="NAME",
               help="Run only this benchmark (repeatable): env, scan, overhead, "
-                   "concurrency, cache, cost, memory. Default: all.")
+                   "concurrency, cache, cost, memory, embed. Default: all.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where the JSON goes. Default: bench/results.json.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
