@@ -5,7 +5,7 @@ Where BM25 needs shared words, an embedding catches paraphrases ("db" vs
 semantic matching. The model is WordLlama's `l2_supercat` at 256 dimensions: a
 table of token vectors, averaged over a text's tokens and scaled to unit length.
 Its weights (16 MB) and tokenizer ship inside the PyPI package `wordllama`;
-install them with `pip install 'memeval[embed]'` (about 165 MB with what it needs,
+install them with `pip install 'memeval[embed]'` (70 MB on top of memeval's core,
 no torch). The files are read straight from the installed package, never through
 wordllama's loader, which looks for the tokenizer in the wrong folder and then
 downloads it. Nothing here imports the extra until the selector is built, so the
