@@ -50,6 +50,16 @@ def test_doctor_cache_off_and_not_yet_created(tmp_path: Path) -> None:
     assert lines["response cache"] == f"{tmp_path}/memeval/llm.sqlite, not created yet"
 
 
+def test_doctor_says_whether_the_embedding_model_is_there(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from memeval.selectors import embedding
+
+    if embedding.embedding_available():
+        assert doctor({})["embedding model"].startswith("wordllama-")
+    monkeypatch.setattr(embedding, "embedding_available", lambda: False)
+    assert doctor({})["embedding model"].endswith("pip install 'memeval[embed]'")
+
+
 def test_chromium_must_be_an_executable_file(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "chromium"

@@ -2,7 +2,8 @@
 
 A newcomer's questions before the first run: which versions, is a key set (never
 its value), where the response cache lives and how big it is, is there a Chromium
-for the report's browser tests, where the bundled fixtures are.
+for the report's browser tests, is the embedding selector's model installed, where
+the bundled fixtures are.
 """
 
 from __future__ import annotations
@@ -73,6 +74,19 @@ def _fixtures_line() -> str:
     return f"{root} ({count} scenarios)" if count else f"{root} (missing: reinstall memeval)"
 
 
+def _embedding_line() -> str:
+    from memeval.errors import MemevalError
+    from memeval.selectors import embedding
+
+    if not embedding.embedding_available():
+        return f"not installed (the embedding selector fails): {embedding.INSTALL_HINT}"
+    try:
+        weights, _ = embedding.model_files()
+    except MemevalError as exc:
+        return str(exc)
+    return f"{embedding.model_name()}, bundled in {weights.parent.parent}"
+
+
 def report_lines() -> list[tuple[str, str]]:
     """(label, value) pairs of the report; no value ever holds a secret."""
     lines = [(name, _version(name)) for name in PACKAGES]
@@ -82,13 +96,15 @@ def report_lines() -> list[tuple[str, str]]:
     chromium = find_chromium()
     lines.append(("chromium", str(chromium) if chromium
                   else f"not found (browser tests skip): {CHROMIUM_INSTALL}"))
+    lines.append(("embedding model", _embedding_line()))
     lines.append(("bundled fixtures", _fixtures_line()))
     return lines
 
 
 @click.command("doctor", epilog=EXAMPLES)
 def command() -> None:
-    """Print versions, whether API keys are set, the cache, Chromium and the fixtures."""
+    """Print versions, whether API keys are set, the cache, Chromium, the embedding model
+    and the fixtures."""
     lines = report_lines()
     width = max(len(label) for label, _ in lines)
     for label, value in lines:
