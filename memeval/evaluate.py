@@ -287,9 +287,10 @@ def check_model_access(config: RunConfig) -> None:
     named = "; ".join(f"{', '.join(map(repr, specs))} needs ${env}, which is not set"
                       for env, specs in missing.items())
     raise MemevalError(
-        f"{named}. Set it, or run offline: --replay-cassette FILE answers from a recorded "
-        "run, a local server needs no key (base_url=http://localhost:…), and the offline "
-        "selectors (bm25, recency, oracle, ...) with the gold judge need no model.")
+        f"{named}. Set it (to any value for a remote server that needs no key), or run "
+        "offline: --replay-cassette FILE answers from a recorded run, a server on this "
+        "machine needs no key (base_url=http://localhost:…), and the offline selectors "
+        "(bm25, recency, oracle, ...) with the gold judge need no model.")
 
 
 def _configure_llm(config: RunConfig) -> Any:

@@ -292,3 +292,104 @@ def test_max_cost_with_an_unpriced_local_model_stops_before_any_call(tmp_path, m
                                 "--prices", str(prices),
                                 "-s", f"openai:{MODEL}?base_url={server.url}/v1")
     assert code == 0, output
+
+
+def _digest(value: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+def test_the_async_path_works_too():
+    import asyncio
+
+    with FakeMessagesServer() as server:
+        result = asyncio.run(selector(server, "tool").aselect(ask()))
+    assert result.ok and result.names == ("testing.md",)
+
+
+def test_a_dummy_key_of_a_local_server_does_not_corrupt_answers(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "ollama")  # what Ollama's docs suggest
+    request = SelectionRequest(
+        query="how do I set up ollama?", candidates=(), memory_dir=Path("/tmp/mem"),
+        manifest="- [project] ollama-setup.md (2026-01-01T00:00:00.000Z): ollama setup")
+    with FakeMessagesServer() as server:
+        result = selector(server).select(request)
+    assert result.ok and result.names == ("ollama-setup.md",)
+
+
+def test_a_key_the_server_echoes_is_redacted_everywhere(tmp_path, monkeypatch):
+    secret = "sk-or-v1-0123456789abcdef0123"
+    monkeypatch.setenv("ROUTER_KEY", secret)
+    echo = json.dumps({"selected_memories": [f"{secret}.md", "testing.md"]})
+    tape = tmp_path / "tape.jsonl"
+    with FakeMessagesServer(lambda body: echo) as server:
+        chosen = OpenAISelector(MODEL, api_key_env="ROUTER_KEY", client=LLMClient(
+            endpoint=Endpoint("openai", f"{server.url}/v1", "ROUTER_KEY"),
+            cache=tmp_path / "c.sqlite", cassette=Cassette(tape, "record")))
+        result = chosen.select(ask())
+        (sent,) = server.chat_requests()
+    assert sent.auth_sha256 == _digest(f"Bearer {secret}")  # the named key was sent
+    assert result.ok and secret not in "".join(result.names)
+    for path in (tape, tmp_path / "c.sqlite"):
+        assert secret.encode() not in path.read_bytes()
+
+
+def test_a_named_but_unset_key_variable_sends_a_placeholder_not_another_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-personal-account-0123456789")
+    monkeypatch.delenv("WORK_KEY", raising=False)
+    with FakeMessagesServer() as server:
+        door = LLMClient(endpoint=Endpoint("openai", f"{server.url}/v1", "WORK_KEY"))
+        OpenAISelector(MODEL, client=door).select(ask())
+        (sent,) = server.chat_requests()
+    assert sent.auth_sha256 == _digest("Bearer no-key-needed")
+
+
+@pytest.mark.parametrize("spec", [
+    "openai:m?base_url=https://openrouter.ai/api/v1&api_key_env=ROUTER_KEY_UNSET",
+    "openai:m?base_url=https://gpu-box.example.org/v1",
+])
+def test_a_remote_server_without_its_key_stops_before_any_call(spec, tmp_path, monkeypatch):
+    from memeval.llm import set_default_client
+
+    for name in ("OPENAI_API_KEY", "ROUTER_KEY_UNSET", "MEMEVAL_REPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    set_default_client(None)
+    code, output = _memeval("run", "--quiet", "--out", str(tmp_path / "r"), "-s", spec)
+    assert code == 2 and "is not set" in output and "Traceback" not in output
+
+
+def test_a_200_without_choices_is_an_unusable_answer_not_invalid_output():
+    with FakeMessagesServer() as server:
+        server.inject(Fault("empty"))
+        result = selector(server).select(ask())
+    assert not result.ok and "unusable answer" in result.error
+    assert "invalid output" not in result.error
+
+
+@pytest.mark.parametrize(("base_url", "hidden"), [
+    ("https://x.openai.azure.com/openai/v1?api-key=SECRET123", "SECRET123"),
+    ("ftp://user:pw@h/", "pw"),
+])
+def test_a_url_with_credentials_is_refused_without_echoing_them(base_url, hidden):
+    with pytest.raises(MemevalError) as caught:
+        Endpoint("openai", base_url)
+    assert hidden not in str(caught.value)
+
+
+def test_a_key_given_as_api_key_env_is_refused():
+    with pytest.raises(MemevalError) as caught:
+        Endpoint("openai", None, "gsk_AbCdEf0123456789")
+    assert "AbCdEf" not in str(caught.value)
+
+
+def test_a_missing_openai_extra_is_a_spec_error_naming_the_install(monkeypatch):
+    import memeval.llm.openai_chat as chat
+
+    def absent(name: str):
+        raise ImportError(f"No module named {name!r}")
+
+    monkeypatch.setattr(chat.importlib, "import_module", absent)
+    with pytest.raises(MemevalError) as caught:
+        resolve_selector("openai:m?base_url=http://localhost:11434/v1")
+    assert "pip install 'memeval[openai]'" in str(caught.value)

@@ -178,7 +178,8 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     llm_summary = outcome.summary.get("llm") or {}
     if llm_summary.get("served_from_cache"):
         click.echo("note: every model answer came from the cache or a cassette; no model was "
-                   "called in this run (--no-cache asks the model again)", err=True)
+                   "called in this run (without --replay-cassette, --no-cache asks the "
+                   "model again)", err=True)
     if llm_summary.get("unpriced"):
         click.echo(f"note: {llm_summary['unpriced']} calls went to models the price table "
                    "does not know, so the run's cost is unknown; give their prices with "

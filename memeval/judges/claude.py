@@ -183,7 +183,7 @@ class ClaudeJudge(PromptedModel):
     def _combine(self, request: JudgeRequest, responses: Sequence[LLMResponse]) -> Judgement:
         usage = sum((r.usage for r in responses), ZERO_USAGE)
         errors = [r.error for r in responses if not r.ok]
-        error = f"claude judge: {errors[0]}" if errors else None
+        error = f"{self.spec_name} judge: {errors[0]}" if errors else None
         verdicts = self._merge(request.selected, responses, "verdicts")
         candidates = (self._merge(request.candidates, responses, "candidates")
                       if self.grade_candidates else None)

@@ -34,8 +34,8 @@ from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache
 from memeval.llm.cassette import Cassette, scrub, scrub_value
 from memeval.llm.deadline import AsyncDeadlineTransport, DeadlineTransport, deadline_headers
-from memeval.llm.endpoint import ANTHROPIC, FAKE_SERVER_HEADER, Endpoint
-from memeval.llm.errors import BudgetExceeded, CassetteMiss, describe_exception
+from memeval.llm.endpoint import ANTHROPIC, FAKE_SERVER_HEADER, NO_KEY, Endpoint
+from memeval.llm.errors import BudgetExceeded, CassetteMiss, LLMError, describe_exception
 from memeval.llm.ledger import Validator
 from memeval.llm.openai_chat import chat_body, message_body, require_openai
 from memeval.llm.prices import PriceTable, load_prices
@@ -49,6 +49,7 @@ from memeval.llm.request import LLMRequest
 from memeval.llm.structured import answer_text
 from memeval.usage import ZERO_USAGE, Usage
 
+MIN_SECRET_LEN = 16  # real API keys are far longer; dummy keys of local servers are not
 DEFAULT_TIMEOUT_S = 60.0  # a selector call is small; a hung connection should not stall a run
 DEFAULT_MAX_RETRIES = 4  # the SDK retries 408/409/429/5xx/529 and connection errors
 DEFAULT_MAX_CONCURRENCY = 8  # in-flight requests per client; stays under typical rate limits
@@ -165,8 +166,8 @@ class LLMClient:
                                     max_retries=self.max_retries,
                                     max_concurrency=self.max_concurrency, cache=self.cache,
                                     cassette=self.cassette, prices=self.prices,
-                                    use_batches=self.use_batches and
-                                    endpoint.transport == "anthropic",
+                                    use_batches=self.use_batches and endpoint.public
+                                    and endpoint.transport == "anthropic",
                                     poll_interval=self.poll_interval,
                                     batch_wait=self.batch_wait)
                 sibling.budget, sibling.log_path = self.budget, self.log_path
@@ -231,14 +232,18 @@ class LLMClient:
                   else sdk.messages).with_raw_response.create
         raw = await create(**self._create_kwargs(request, sdk),
                            extra_headers=deadline_headers())
-        return raw, await raw.parse()
+        parsed = raw.parse()  # awaitable for anthropic's async client, plain for openai's
+        return raw, (await parsed if inspect.isawaitable(parsed) else parsed)
 
     def close(self) -> None:
-        """Close the sync SDK client's connections (async ones close with their loop)."""
+        """Close the sync SDK clients' connections, siblings' too (async ones close with
+        their loop)."""
         with self._lock:
-            if self._sync is not None:
-                self._sync.close()
-                self._sync = None
+            clients = [self, *self._siblings.values()]
+        for client in clients:
+            if client._sync is not None:
+                client._sync.close()
+                client._sync = None
 
     def __enter__(self) -> LLMClient:
         return self
@@ -247,10 +252,12 @@ class LLMClient:
         self.close()
 
     def _secrets(self) -> tuple[str, ...]:
-        values = (self._api_key, os.environ.get("ANTHROPIC_API_KEY"),
-                  os.environ.get("ANTHROPIC_AUTH_TOKEN"), os.environ.get("OPENAI_API_KEY"),
-                  os.environ.get(self.target.key_env))
-        return tuple(v for v in values if v)
+        """Keys that must never be stored. A short value is a local server's dummy key
+        (`ollama`, `EMPTY`); scrubbing it would corrupt answers and protect nothing."""
+        values = (self._api_key, self.target.api_key(), os.environ.get("ANTHROPIC_API_KEY"),
+                  os.environ.get("ANTHROPIC_AUTH_TOKEN"), os.environ.get("OPENAI_API_KEY"))
+        return tuple(sorted({v for v in values
+                             if v and len(v) >= MIN_SECRET_LEN and v != NO_KEY}))
 
     # -- accounting -------------------------------------------------------------------
     @property
@@ -301,7 +308,7 @@ class LLMClient:
             return False
         from memeval.llm.config import default_cache_path  # config builds clients
 
-        return not (fake and self.cache.path == default_cache_path())
+        return not (fake and self.cache.path.resolve() == default_cache_path().resolve())
 
     def lookup(self, request: LLMRequest, key: str,
                 validate: Validator | None) -> LLMResponse | None:
@@ -456,6 +463,12 @@ class LLMClient:
                              request_id=request_id)
         body = message.model_dump(mode="json", exclude_none=True)
         if self.target.transport == "openai":
+            if not body.get("choices"):  # an error or an empty body under a 200
+                self.budget.settle(estimate, 0.0)
+                detail = str(body.get("error") or body)[:200]
+                return self.fail(request, key, "unusable answer: the server's 200 response "
+                                 f"has no choices ({detail})", latency=latency, source="api",
+                                 request_id=request_id)
             body = message_body(body)
         response = self.finish(request, key, body, "api", latency, validate,
                                 request_id=request_id,
@@ -465,6 +478,9 @@ class LLMClient:
 
     def count_tokens(self, request: LLMRequest) -> int:
         """Input tokens of `request` per the API's counter (a live call, never cached)."""
+        if self.target.transport != "anthropic":
+            raise LLMError("count_tokens is a Messages API call; Chat Completions servers "
+                           "have no token counter")
         body = request.to_params()
         body.pop("max_tokens", None)
         return int(self.sync_client.messages.count_tokens(**_count_kwargs(body)).input_tokens)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import os
+import re
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
@@ -29,6 +30,8 @@ KEY_ENVS: dict[str, str] = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_
 AUTH_TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"  # a bearer token the anthropic SDK also accepts
 NO_KEY = "no-key-needed"  # local servers need no key, but the SDKs insist on one
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")  # keys are mixed case; variable names not
+CACHE_SCOPE = "memeval-cache-2"  # bump to retire every cached answer at once
 FAKE_SERVER_HEADER = "x-memeval-fake-server"  # memeval's loopback test server marks answers
 
 
@@ -39,11 +42,13 @@ def normalise_url(url: str) -> str:
     """
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
+    shown = f"{scheme}://{parts.hostname or '?'}"  # never echo what may hold a secret
     if scheme not in _DEFAULT_PORTS or not parts.hostname:
-        raise MemevalError(f"base_url {url!r}: expected http(s)://host[:port][/path]")
-    if parts.username or parts.password:
-        raise MemevalError(f"base_url {url.split('@')[-1]!r}: put no credentials in the URL; "
-                           "name the variable that holds the key with api_key_env=NAME")
+        raise MemevalError(f"base_url {shown}…: expected http(s)://host[:port][/path]")
+    if parts.username or parts.password or parts.query:
+        raise MemevalError(f"base_url {shown}…: put no credentials or query in the URL (it "
+                           "is written into results); name the variable holding the key "
+                           "with api_key_env=NAME")
     host = parts.hostname.lower()
     try:
         port = parts.port
@@ -51,7 +56,7 @@ def normalise_url(url: str) -> str:
         raise MemevalError(f"base_url {url!r}: {exc}") from None
     host = f"[{host}]" if ":" in host else host  # an IPv6 literal keeps its brackets
     netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), parts.query, ""))
+    return urlunsplit((scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
 @dataclass(frozen=True)
@@ -76,10 +81,10 @@ class Endpoint:
                                f"{', '.join(TRANSPORTS)}")
         if self.base_url is not None:
             object.__setattr__(self, "base_url", normalise_url(self.base_url))
-        if self.api_key_env is not None and not (
-                self.api_key_env.replace("_", "").isalnum() and self.api_key_env.isascii()):
+        if self.api_key_env is not None and not _ENV_NAME.fullmatch(self.api_key_env):
             raise MemevalError(f"api_key_env={self.api_key_env[:4]}…: give the NAME of an "
-                               "environment variable (letters, digits, '_'), never the key")
+                               "environment variable (capitals, digits, '_', as "
+                               "OPENROUTER_API_KEY), never the key")
 
     @property
     def url(self) -> str:
@@ -113,27 +118,36 @@ class Endpoint:
     def api_key(self) -> str | None:
         """The key to send, read from the environment at call time.
 
-        None lets the anthropic SDK use `ANTHROPIC_AUTH_TOKEN`; a server other than the
-        provider's own gets a placeholder when no key is set (local servers need none).
+        A variable the spec named is the only source: unset, a placeholder is sent, never
+        another account's key the SDK would find on its own. Otherwise None lets the
+        anthropic SDK use `ANTHROPIC_AUTH_TOKEN`, and a server other than the provider's
+        own gets the placeholder (local servers need no key).
         """
         key = os.environ.get(self.key_env)
-        if key:
-            return key
+        if key or self.api_key_env:
+            return key or NO_KEY
         if self.transport == "anthropic" and os.environ.get(AUTH_TOKEN_ENV):
             return None
         return None if self.public else NO_KEY
 
     def has_access(self) -> bool:
-        """Could a call get through without a cassette: a key, or a server that needs none."""
-        return bool(os.environ.get(self.key_env)) or not self.public or (
-            self.transport == "anthropic" and bool(os.environ.get(AUTH_TOKEN_ENV)))
+        """Could a call get through without a cassette? A key in the variable (the named
+        one must be set), an auth token for Anthropic, or a server on this machine
+        (remote servers other than the providers' are assumed to want a key)."""
+        if os.environ.get(self.key_env):
+            return True
+        if self.api_key_env:
+            return False
+        if self.transport == "anthropic" and os.environ.get(AUTH_TOKEN_ENV):
+            return True
+        return self.local
 
     def scope(self, key: str) -> str:
         """A request key scoped to this server, so a cache never serves one server's
-        answers as another's (the public Anthropic API keeps the bare key)."""
-        if self.transport == "anthropic" and self.public:
-            return key
-        return hashlib.sha256(f"{self.transport}\x1f{self.url}\x1f{key}".encode()).hexdigest()
+        answers as another's. Every server is scoped, Anthropic's own too, so entries
+        that older versions stored under bare keys are never served again."""
+        return hashlib.sha256(
+            f"{CACHE_SCOPE}\x1f{self.transport}\x1f{self.url}\x1f{key}".encode()).hexdigest()
 
     def label(self) -> str:
         """`transport url`, for messages and config.json (never the key)."""

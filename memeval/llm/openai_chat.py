@@ -102,8 +102,9 @@ def message_body(completion: dict[str, Any]) -> dict[str, Any]:
                             "name": function.get("name", ""), "input": json.loads(arguments)})
         except (json.JSONDecodeError, TypeError):
             content.append({"type": "text", "text": str(arguments)})
+    # servers that invent their own finish reasons (`eos`, none at all) finished normally
     stop = "refusal" if reply.get("refusal") else \
-        STOP_REASONS.get(choice.get("finish_reason") or "", choice.get("finish_reason"))
+        STOP_REASONS.get(choice.get("finish_reason") or "stop", "end_turn")
     usage = completion.get("usage") or {}
     prompt, cached = usage.get("prompt_tokens"), \
         (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0

@@ -7,6 +7,7 @@ from typing import Any
 
 from memeval.llm import LLMClient, get_default_client
 from memeval.llm.endpoint import ANTHROPIC, Endpoint, Transport
+from memeval.llm.openai_chat import require_openai
 from memeval.llm.structured import STRUCTURED_MODES, StructuredMode
 from memeval.llm.templates import PromptTemplate, text_hash
 
@@ -40,6 +41,8 @@ class PromptedModel:
                              f"{', '.join(STRUCTURED_MODES)}")
         self.structured = structured  # type: ignore[assignment]
         self.endpoint = Endpoint(transport, base_url, api_key_env)
+        if transport == "openai":
+            require_openai()  # a missing extra is a spec error, not a run of failed calls
         if transport == "anthropic" and self._client is None and self.endpoint.public \
                 and not self.model.startswith("claude"):
             raise ValueError(f"{self.model!r} is not a Claude model, and Anthropic's API "
@@ -48,6 +51,11 @@ class PromptedModel:
         if transport == "anthropic" and self.sampling_seed is not None:
             raise ValueError("the Messages API has no sampling seed; drop seed= or use an "
                              "openai: spec")
+
+    @property
+    def spec_name(self) -> str:
+        """`claude` or `openai`: the spec name, for error messages."""
+        return "openai" if self.endpoint.transport == "openai" else "claude"
 
     def sampling(self) -> dict[str, Any]:
         """Request parameters that set sampling, when the spec gave them."""

@@ -254,12 +254,12 @@ class ClaudeSelector(PromptedModel):
     def _result(self, request: SelectionRequest, llm_request: LLMRequest,
                 response: LLMResponse) -> SelectionResult:
         if not response.ok:
-            return SelectionResult.failure(f"claude selector: {response.error}",
+            return SelectionResult.failure(f"{self.spec_name} selector: {response.error}",
                                            raw_output=response.text or None,
                                            usage=response.usage)
         names, problem = parse_selection(response.text)
         if problem:  # validated by the client already; kept for answers from old caches
-            return SelectionResult.failure(f"claude selector: {problem}",
+            return SelectionResult.failure(f"{self.spec_name} selector: {problem}",
                                            raw_output=response.text, usage=response.usage)
         if self.stateful:  # the turn joins the conversation only once it succeeded
             with self._lock:

@@ -41,7 +41,7 @@ from memeval.testing.keyword_model import keyword_model, schema_source
 CHARS_PER_TOKEN = 4  # the fake tokenizer
 SECRET_HEADERS = frozenset({"x-api-key", "authorization"})
 
-FaultKind = Literal["status", "drop", "malformed", "truncated", "latency"]
+FaultKind = Literal["status", "drop", "malformed", "truncated", "latency", "empty"]
 Reply = str | dict[str, Any]
 Behaviour = Callable[[dict[str, Any]], Reply]
 
@@ -57,7 +57,8 @@ class Fault:
     Args:
         kind: `status` (an error reply), `drop` (close the socket, no reply),
             `malformed` (200 with a body that is not JSON), `truncated` (200 whose
-            JSON stops halfway), `latency` (answer normally after `delay`).
+            JSON stops halfway), `latency` (answer normally after `delay`), `empty` (200
+            with `{}`, as some proxies answer an upstream failure).
         status: HTTP status for `status` faults (429, 529, 500, ...).
         retry_after: seconds sent as `retry-after` (small keeps SDK retries fast).
         delay: seconds to wait before answering.
@@ -81,6 +82,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any = None
+    auth_sha256: str | None = None  # of the key header's value: which key came, not the key
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -388,9 +390,11 @@ class _Handler(BaseHTTPRequestHandler):
     def _log(self, body: Any) -> None:
         headers = {k.lower(): ("<redacted>" if k.lower() in SECRET_HEADERS else v)
                    for k, v in self.headers.items()}
+        key = self.headers.get("x-api-key") or self.headers.get("authorization")
+        digest = hashlib.sha256(key.encode()).hexdigest() if key else None
         with self.fake._lock:
             self.fake.requests.append(RecordedRequest(self.command, self.path.split("?")[0],
-                                                      headers, body))
+                                                      headers, body, digest))
 
     def _send(self, status: int, payload: bytes, *, content_type: str = "application/json",
               headers: dict[str, str] | None = None, declared_length: int | None = None) -> None:
@@ -433,6 +437,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif fault.kind == "drop":
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
+        elif fault.kind == "empty":
+            self._send(200, b"{}")
         elif fault.kind == "malformed":
             self._send(200, b'{"id": "msg_broken", "content": [ this is not json')
         elif fault.kind == "truncated":
