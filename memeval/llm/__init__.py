@@ -1,8 +1,10 @@
-"""memeval's one door to the model: everything that talks to Anthropic goes through here.
+"""memeval's one door to the models: everything that talks to Claude, OpenAI or an
+OpenAI-compatible server goes through here.
 
 `LLMClient` owns the SDK clients, retries, timeouts, concurrency, the response cache,
 record/replay cassettes, the cost budget and Message Batches mode. A process-wide
-default client lets the CLI configure all of that once for every selector and judge.
+default client lets the CLI configure all of that once for every selector and judge;
+a component naming its own server gets a sibling of it (`LLMClient.for_endpoint`).
 """
 
 from __future__ import annotations

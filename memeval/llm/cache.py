@@ -8,6 +8,7 @@ validated answers are stored (the client decides), never errors or refusals.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from contextlib import closing
@@ -15,6 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from memeval.llm.errors import LLMError
+
+
+def default_cache_path() -> Path:
+    """`$XDG_CACHE_HOME/memeval/llm.sqlite` (default `~/.cache/...`): reruns cost nothing."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "memeval" / "llm.sqlite"
+
 
 BUSY_TIMEOUT_S = 30.0  # concurrent writers wait this long for the lock before failing
 

@@ -31,7 +31,7 @@ import anthropic
 from memeval.errors import INVALID_OUTPUT
 from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
-from memeval.llm.cache import ResponseCache
+from memeval.llm.cache import ResponseCache, default_cache_path
 from memeval.llm.cassette import Cassette, scrub, scrub_value
 from memeval.llm.deadline import AsyncDeadlineTransport, DeadlineTransport, deadline_headers
 from memeval.llm.endpoint import ANTHROPIC, FAKE_SERVER_HEADER, NO_KEY, Endpoint
@@ -306,8 +306,6 @@ class LLMClient:
         the user's default one (it would later pass for a real model's)."""
         if self.cache is None:
             return False
-        from memeval.llm.config import default_cache_path  # config builds clients
-
         return not (fake and self.cache.path.resolve() == default_cache_path().resolve())
 
     def lookup(self, request: LLMRequest, key: str,

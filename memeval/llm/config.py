@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from memeval.llm.cache import default_cache_path
 from memeval.llm.cassette import Cassette
 from memeval.llm.client import DEFAULT_MAX_CONCURRENCY, LLMClient
 from memeval.llm.errors import LLMError
@@ -23,12 +24,6 @@ BATCHES_ENV = "MEMEVAL_BATCHES"  # 1 to use the Message Batches API
 LOG_ENV = "MEMEVAL_LLM_LOG"  # JSONL call log
 CONCURRENCY_ENV = "MEMEVAL_MAX_CONCURRENCY"
 OFF = frozenset({"", "0", "off", "no", "false", "none"})
-
-
-def default_cache_path() -> Path:
-    """`$XDG_CACHE_HOME/memeval/llm.sqlite` (default `~/.cache/...`): reruns cost nothing."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "memeval" / "llm.sqlite"
 
 
 def _number(name: str, value: str | None) -> float | None:
