@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,12 +19,10 @@ DAY_S = 86_400.0
 def _open(path: Path | None) -> ResponseCache:
     """The cache at `path`, else `$MEMEVAL_LLM_CACHE`, else the default one."""
     from memeval.llm import ResponseCache
-    from memeval.llm.config import CACHE_ENV, OFF, default_cache_path
+    from memeval.llm.config import configured_cache_path, default_cache_path
     from memeval.llm.errors import LLMError
 
-    raw = os.environ.get(CACHE_ENV)
-    chosen = path or (Path(raw) if raw and raw.strip().lower() not in OFF
-                      else default_cache_path())
+    chosen = path or configured_cache_path() or default_cache_path()
     if not chosen.exists():
         raise InputError(f"{chosen}: no response cache there yet (a run with a model "
                          "creates it); pass --cache PATH for another one")

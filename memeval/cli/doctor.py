@@ -56,12 +56,12 @@ def _size(path: Path) -> str:
 
 
 def _cache_line() -> str:
-    from memeval.llm.config import CACHE_ENV, OFF, default_cache_path
+    from memeval.llm.config import CACHE_ENV, configured_cache_path
 
     raw = os.environ.get(CACHE_ENV)
-    if raw is not None and raw.strip().lower() in OFF:
+    path = configured_cache_path()
+    if path is None:
         return f"off (${CACHE_ENV}={raw!r})"
-    path = Path(raw).expanduser() if raw else default_cache_path()
     where = f"{path}" + (f" (from ${CACHE_ENV})" if raw else "")
     return f"{where}, {_size(path)}" if path.is_file() else f"{where}, not created yet"
 

@@ -26,6 +26,15 @@ CONCURRENCY_ENV = "MEMEVAL_MAX_CONCURRENCY"
 OFF = frozenset({"", "0", "off", "no", "false", "none"})
 
 
+def configured_cache_path() -> Path | None:
+    """The response cache the environment asks for: `$MEMEVAL_LLM_CACHE` (None when it
+    says `off`), else the default path."""
+    raw = os.environ.get(CACHE_ENV)
+    if raw is not None and raw.strip().lower() in OFF:
+        return None
+    return Path(raw).expanduser() if raw else default_cache_path()
+
+
 def _number(name: str, value: str | None) -> float | None:
     if value is None or value.strip() == "":
         return None
@@ -63,8 +72,7 @@ def build_client(*, cache: str | Path | bool | None = None, record: str | Path |
     cassette = (Cassette(replay, "replay") if replay
                 else Cassette(record, "record") if record else None)
     if cache is None:
-        raw = env.get(CACHE_ENV)
-        cache = False if raw is not None and raw.strip().lower() in OFF else (raw or True)
+        cache = configured_cache_path() or False
     if cache is True:
         cache = default_cache_path()
     if batches is None:
