@@ -7,27 +7,41 @@ stored once however many judges ran. Scoring lives in `memeval.metrics`; a row o
 holds evidence.
 
 On disk the record is compacted (see `PayloadStore`): paths are made relative to
-the session's temporary root, text derivable from other fields is dropped, and the
-manifest lines and candidate headers that recur across turns and selectors are
-stored once in `payloads.jsonl` and referenced by hash.
+the session's temporary root, text derivable from other fields is dropped, and every
+large value that recurs across turns and selectors is stored once in
+`payloads.jsonl` and referenced by hash: manifest lines and candidate headers (and
+the lists of them), the selector's answer, surfaced/discarded/picked/dropped
+memories with their contents, and the judges' verdict lists. A row is then a few
+hundred bytes of scalars and references; `Resolver` reads them back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memeval.errors import MemevalError
-from memeval.judges.base import Judgement
+from memeval.judges.base import Judgement, MemoryVerdict
 from memeval.labels import memory_key
 from memeval.usage import Usage
 
-SCHEMA_VERSION = 2
+# v3 moved every large repeated value out of the row (v2 stored only the manifest's
+# lines and candidate headers by reference); v2 rows are still read.
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (2, 3)
 _REF = "$"  # a payload reference: {"$": "<hash>"}
+_REFS = "$*"  # a stored list of references: {"$*": "<hash><hash>..."} (16 hex digits each)
+_HASH_LEN = 16
 _DERIVED = ("attachment", "system_reminders")  # rebuilt from `surfaced` when needed
+_MEMORY_LISTS = ("surfaced", "discarded", "picked", "dropped")  # stored by reference
+_INLINE = 256  # a selector's raw output longer than this is stored by reference
+# Lists of a searched memdir kept by reference (a selector's answer, what was valid).
+_DIR_LISTS = ("raw_names", "valid", "invalid", "skipped", "raw_output")
+_ROW_LISTS = ("earlier_relevant", "in_context")  # grow with the scenario: by reference
 
 
 @dataclass(frozen=True)
@@ -119,27 +133,31 @@ class TurnResult:
             "query": self.query,
             "relevant": list(self.relevant), "acceptable": list(self.acceptable),
             "selected": list(self.selected),
-            "history": self.history, "in_context": list(self.in_context),
-            "earlier_relevant": list(self.earlier_relevant),
+            "history": self.history,
+            **{name: list(getattr(self, name)) if payloads is None
+               else payloads.maybe_ref(list(getattr(self, name))) for name in _ROW_LISTS},
             "discarded": self.discarded, "skipped": self.skipped,
             "surfaced_bytes": self.surfaced_bytes,
             "selector_usage": self.selector_usage.to_dict(),
             "selector_error": self.selector_error,
             "errors": list(self.errors),
             "startup_reachable": dict(self.startup_reachable),
-            "judgements": [j.to_dict() for j in self.judgements.values()],
+            "judgements": [j.to_dict() if payloads is None else
+                           compact_judgement(j.to_dict(), payloads)
+                           for j in self.judgements.values()],
             "record": record,
         } | ({} if payloads is not None else {"root": self.root})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any],
-                  payloads: Mapping[str, Any] | None = None) -> TurnResult:
+                  payloads: Mapping[str, Any] | Resolver | None = None) -> TurnResult:
         """Read a row back; `payloads` resolves the references of a compacted record."""
         version = data.get("v")
-        if version != SCHEMA_VERSION:
+        if version not in READABLE_VERSIONS:
             raise SchemaMismatch(version)
         turn_id = str(data["turn_id"])
-        judgements = [Judgement.from_dict(j, turn_id) for j in data.get("judgements") or ()]
+        resolver = as_resolver(payloads)
+        judgements = [expand_judgement(j, turn_id, resolver) for j in data.get("judgements") or ()]
         return cls(
             scenario=str(data["scenario"]), scenario_path=str(data.get("scenario_path", "")),
             turn_id=turn_id, turn_index=int(data.get("turn_index", 0)),
@@ -151,8 +169,8 @@ class TurnResult:
             acceptable=tuple(data.get("acceptable") or ()),
             selected=tuple(data.get("selected") or ()),
             history=str(data.get("history") or "own"),
-            in_context=tuple(data.get("in_context") or ()),
-            earlier_relevant=tuple(data.get("earlier_relevant") or ()),
+            in_context=tuple(resolver.resolve(data.get("in_context")) or ()),
+            earlier_relevant=tuple(resolver.resolve(data.get("earlier_relevant")) or ()),
             discarded=bool(data.get("discarded")), skipped=data.get("skipped"),
             surfaced_bytes=int(data.get("surfaced_bytes") or 0),
             selector_usage=Usage(**(data.get("selector_usage") or {})),
@@ -160,7 +178,7 @@ class TurnResult:
             errors=tuple(data.get("errors") or ()),
             startup_reachable=dict(data.get("startup_reachable") or {}),
             judgements={j.judge: j for j in judgements},
-            record=expand_record(data.get("record") or {}, payloads or {}),
+            record=expand_record(data.get("record") or {}, resolver),
             root=str(data.get("root") or ""),
         )
 
@@ -171,8 +189,10 @@ class SchemaMismatch(MemevalError):
     def __init__(self, version: Any) -> None:
         wrote = "a memeval before 0.2 (rows had no version)" if version is None else \
             f"results format v{version}"
-        super().__init__(f"written by {wrote}; this memeval reads format v{SCHEMA_VERSION}. "
-                         "Rerun the evaluation into a new --out folder.")
+        readable = " and ".join(f"v{v}" for v in READABLE_VERSIONS)
+        super().__init__(f"written by {wrote}; this memeval reads formats {readable}. "
+                         "Rerun the evaluation into a new --out folder (or read it with "
+                         "the memeval that wrote it).")
 
 
 # -- compaction -----------------------------------------------------------------------
@@ -197,6 +217,24 @@ class PayloadStore:
             self._pending[digest] = value
         return {_REF: digest}
 
+    def refs(self, values: Iterable[Any]) -> dict[str, str] | list[Any]:
+        """A list stored as one payload of its items' references (each item once too).
+
+        Lists that recur whole (a turn's candidates under every selector) then cost
+        one reference in the row, and lists that differ by an item (the next turn's
+        manifest) share every other item. An empty list stays inline.
+        """
+        items = [self.ref(v)[_REF] for v in values]
+        return self.ref({_REFS: "".join(items)}) if items else []
+
+    def maybe_ref(self, value: Any) -> Any:
+        """`value` by reference when it is worth one (a non-empty list or a long text)."""
+        if isinstance(value, list | tuple) and value:
+            return self.ref(list(value))
+        if isinstance(value, str) and len(value) > _INLINE:
+            return self.ref(value)
+        return value
+
     def pending(self) -> dict[str, Any]:
         """New values since the last call (the writer stores them before the rows)."""
         out, self._pending = self._pending, {}
@@ -209,47 +247,158 @@ def _relative(path: Any, root: str) -> Any:
     return path
 
 
+def _relative_item(item: Mapping[str, Any], root: str) -> dict[str, Any]:
+    """A surfaced, picked or dropped memory with the session's root cut from its paths
+    (its reminder header names the file by absolute path), so the same memory seen by
+    two sessions is one payload."""
+    out = {**item, "path": _relative(item.get("path"), root)} if "path" in item else dict(item)
+    header = out.get("header")
+    if root and isinstance(header, str) and root in header:
+        out["header"] = header.replace(root.rstrip("/") + "/", "")
+    return out
+
+
 def compact_record(record: Mapping[str, Any], root: str, store: PayloadStore) -> dict[str, Any]:
     """The stored form of a `TurnRecord` dict (see the module docstring)."""
     out = {k: v for k, v in record.items() if k not in _DERIVED}
     dirs = []
     for d in record.get("dirs") or ():
-        candidates = [store.ref({k: v for k, v in c.items() if k != "file_path"})
-                      for c in d.get("candidates") or ()]
+        candidates = store.refs({k: v for k, v in c.items() if k != "file_path"}
+                                for c in d.get("candidates") or ())
         manifest = d.get("manifest") or ""
-        lines = [store.ref(line) for line in manifest.split("\n")] if manifest else []
-        dirs.append({**d, "memory_dir": _relative(d.get("memory_dir"), root),
-                     "candidates": candidates, "manifest": lines})
+        entry = {**d, "memory_dir": _relative(d.get("memory_dir"), root),
+                 "candidates": candidates,
+                 "manifest": store.refs(manifest.split("\n")) if manifest else []}
+        for name in _DIR_LISTS:
+            if name in d:
+                entry[name] = store.maybe_ref(d[name])
+        dirs.append(entry)
     out["dirs"] = dirs
-    for name in ("surfaced", "discarded", "picked"):
-        out[name] = [{**m, "path": _relative(m.get("path"), root)} for m in record.get(name) or ()]
+    for name in _MEMORY_LISTS:
+        out[name] = store.refs(_relative_item(m, root) for m in record.get(name) or ())
     return out
 
 
-def _resolve(value: Any, payloads: Mapping[str, Any]) -> Any:
-    if isinstance(value, Mapping) and set(value) == {_REF}:
+def compact_judgement(data: Mapping[str, Any], store: PayloadStore) -> dict[str, Any]:
+    """A judgement's verdict lists stored by reference (the label judge grades every
+    candidate, the same way for every selector of a turn)."""
+    out = dict(data)
+    for name in ("verdicts", "candidate_verdicts"):
+        if out.get(name):
+            out[name] = store.refs(out[name])
+    return out
+
+
+def _is_ref(value: Any) -> bool:
+    return isinstance(value, Mapping) and len(value) == 1 and _REF in value
+
+
+class Resolver:
+    """Resolves payload references; each distinct payload is parsed once and shared.
+
+    `lookup` maps a hash to its stored value (a dict, or a lazy reader of
+    `payloads.jsonl`). Resolved values and anything built from them (`memo`) are
+    kept in a bounded LRU cache, so rows that repeat a payload share one object and
+    memory stays bounded however long the results file is. Values handed out are
+    shared: treat them as read-only.
+    """
+
+    def __init__(self, lookup: Mapping[str, Any], size: int = 16_384) -> None:
+        self._lookup = lookup
+        self._size = size
+        self._cache: OrderedDict[Any, Any] = OrderedDict()
+
+    def memo(self, key: Any, build: Callable[[], Any]) -> Any:
         try:
-            return payloads[value[_REF]]
+            self._cache.move_to_end(key)
+            return self._cache[key]
         except KeyError:
-            raise MemevalError(f"payload {value[_REF]} is missing from payloads.jsonl; the run "
+            pass
+        value = self._cache[key] = build()
+        if len(self._cache) > self._size:
+            self._cache.popitem(last=False)
+        return value
+
+    def _fetch(self, digest: str) -> Any:
+        try:
+            raw = self._lookup[digest]
+        except KeyError:
+            raise MemevalError(f"payload {digest} is missing from payloads.jsonl; the run "
                                "folder is incomplete. Rerun the same command to repair it.") \
                 from None
-    return value
+        if isinstance(raw, Mapping) and len(raw) == 1 and isinstance(raw.get(_REFS), str):
+            joined = raw[_REFS]
+            return [self.resolve({_REF: joined[i:i + _HASH_LEN]})
+                    for i in range(0, len(joined), _HASH_LEN)]
+        return self.resolve(raw)
+
+    def resolve(self, value: Any) -> Any:
+        """`value` with every reference in it (or in a list it is) replaced."""
+        if _is_ref(value):
+            digest = value[_REF]
+            return self.memo(digest, lambda: self._fetch(digest))
+        if isinstance(value, list) and any(_is_ref(v) for v in value):
+            return [self.resolve(v) for v in value]
+        return value
+
+    def key(self, value: Any) -> Any:
+        """A cache key for a stored value: its hash when it is a reference."""
+        return value[_REF] if _is_ref(value) else None
 
 
-def expand_record(record: Mapping[str, Any], payloads: Mapping[str, Any]) -> dict[str, Any]:
+def as_resolver(payloads: Mapping[str, Any] | Resolver | None) -> Resolver:
+    return payloads if isinstance(payloads, Resolver) else Resolver(payloads or {})
+
+
+def expand_record(record: Mapping[str, Any],
+                  payloads: Mapping[str, Any] | Resolver) -> dict[str, Any]:
     """Inverse of `compact_record`, except for the paths (left relative to the root)."""
+    resolver = as_resolver(payloads)
     out = dict(record)
     dirs = []
     for d in record.get("dirs") or ():
         manifest = d.get("manifest")
-        if isinstance(manifest, list):
-            manifest = "\n".join(_resolve(line, payloads) for line in manifest)
-        candidates = []
-        for c in d.get("candidates") or ():
-            header = dict(_resolve(c, payloads))
-            header.setdefault("file_path", f"{d.get('memory_dir', '')}/{header['filename']}")
-            candidates.append(header)
-        dirs.append({**d, "manifest": manifest or "", "candidates": candidates})
+        if isinstance(manifest, list) or _is_ref(manifest):
+            key = resolver.key(manifest)
+            build = lambda m=manifest: "\n".join(resolver.resolve(m))  # noqa: E731
+            manifest = build() if key is None else resolver.memo(("manifest", key), build)
+        raw = d.get("candidates") or []
+        memory_dir = d.get("memory_dir", "")
+
+        def headers(raw: Any = raw, memory_dir: Any = memory_dir) -> list[dict[str, Any]]:
+            out = []
+            for c in resolver.resolve(raw):
+                header = dict(c)
+                header.setdefault("file_path", f"{memory_dir}/{header['filename']}")
+                out.append(header)
+            return out
+
+        key = resolver.key(raw)
+        candidates = headers() if key is None else resolver.memo(("candidates", key, memory_dir),
+                                                                 headers)
+        dirs.append({**d, "manifest": manifest or "", "candidates": candidates,
+                     **{name: resolver.resolve(d[name]) for name in _DIR_LISTS if name in d}})
     out["dirs"] = dirs
+    for name in _MEMORY_LISTS:
+        if name in record:
+            out[name] = resolver.resolve(record.get(name) or [])
     return out
+
+
+def expand_judgement(data: Mapping[str, Any], turn_id: str,
+                     payloads: Mapping[str, Any] | Resolver) -> Judgement:
+    """A stored judgement, its verdict lists parsed once per distinct payload."""
+    resolver = as_resolver(payloads)
+    parsed: dict[str, Any] = {}
+    for name in ("verdicts", "candidate_verdicts"):
+        value = data.get(name)
+        key = resolver.key(value)
+
+        def build(value: Any = value) -> tuple[MemoryVerdict, ...] | None:
+            items = resolver.resolve(value)
+            return None if items is None else tuple(MemoryVerdict.from_dict(v) for v in items)
+
+        parsed[name] = build() if key is None else resolver.memo(("verdicts", key), build)
+    judgement = Judgement.from_dict({**data, "verdicts": (), "candidate_verdicts": None}, turn_id)
+    return replace(judgement, verdicts=parsed["verdicts"] or (),
+                   candidate_verdicts=parsed["candidate_verdicts"])

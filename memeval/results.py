@@ -19,7 +19,13 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from memeval.errors import MemevalError
-from memeval.record import PayloadStore, SchemaMismatch, TurnResult
+from memeval.record import (
+    READABLE_VERSIONS,
+    PayloadStore,
+    Resolver,
+    SchemaMismatch,
+    TurnResult,
+)
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -52,8 +58,57 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def read_payloads(run_dir: Path) -> dict[str, Any]:
-    """The folder's content-addressed payloads (see `memeval.record`)."""
+    """The folder's content-addressed payloads (see `memeval.record`), all in memory."""
     return {entry["h"]: entry["v"] for _, entry in _lines(run_dir / PAYLOADS_FILE)}
+
+
+_HASH_AT = len(b'{"h": "')  # payload lines are written with sorted keys: "h" comes first
+
+
+class PayloadFile(Mapping[str, Any]):
+    """`payloads.jsonl` read lazily: an index of where each hash's line starts, and
+    the line parsed only when asked for (`Resolver` keeps what is asked for often).
+
+    Memory is a few dozen bytes per distinct payload however large their values.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offsets: dict[str, int] = {}
+        self._handle: Any = None
+        if not path.exists():
+            return
+        offset = 0
+        with path.open("rb") as handle:
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    break  # torn by a killed run: no row points at it
+                digest = raw[_HASH_AT:_HASH_AT + 16].decode("ascii", "replace")
+                if raw[:_HASH_AT] != b'{"h": "' or raw[_HASH_AT + 16:_HASH_AT + 17] != b'"':
+                    digest = str(json.loads(raw)["h"])  # not the writer's layout: parse it
+                self._offsets.setdefault(digest, offset)
+                offset += len(raw)
+
+    def __getitem__(self, digest: str) -> Any:
+        offset = self._offsets[digest]
+        if self._handle is None:
+            self._handle = self.path.open("rb")
+        self._handle.seek(offset)
+        return json.loads(self._handle.readline())["v"]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._offsets)
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def __contains__(self, digest: object) -> bool:
+        return digest in self._offsets
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
 
 def _folder(path: Path) -> Path:
@@ -61,20 +116,45 @@ def _folder(path: Path) -> Path:
     return path.parent if path.name == RESULTS_FILE else path
 
 
-def read_results(run_dir: Path) -> list[TurnResult]:
-    """Every complete row of a run folder (or of its `results.jsonl`), typed."""
+def iter_results(run_dir: Path) -> Iterator[TurnResult]:
+    """Every complete row of a run folder (or of its `results.jsonl`), typed, one at a
+    time: payloads are read lazily and shared, so a reader that keeps only what it
+    needs of each row runs in memory that does not grow with the file."""
     run_dir = _folder(run_dir)
-    payloads = read_payloads(run_dir)
-    results = []
+    payloads = PayloadFile(run_dir / PAYLOADS_FILE)
+    resolver = Resolver(payloads)
+    try:
+        for number, row in _lines(run_dir / RESULTS_FILE):
+            try:
+                result = TurnResult.from_dict(row, resolver)
+            except SchemaMismatch as exc:
+                raise MemevalError(f"{run_dir / RESULTS_FILE}:{number}: {exc}") from None
+            except (KeyError, TypeError, ValueError) as exc:
+                raise MemevalError(f"{run_dir / RESULTS_FILE}:{number}: not a results row "
+                                   f"({type(exc).__name__}: {exc})") from exc
+            yield result
+    finally:
+        payloads.close()
+
+
+def count_rows(run_dir: Path) -> int:
+    """Complete rows of a run folder, checked to be rows of a readable format."""
+    run_dir = _folder(run_dir)
+    count = 0
     for number, row in _lines(run_dir / RESULTS_FILE):
-        try:
-            results.append(TurnResult.from_dict(row, payloads))
-        except SchemaMismatch as exc:
-            raise MemevalError(f"{run_dir / RESULTS_FILE}:{number}: {exc}") from None
-        except (KeyError, TypeError, ValueError) as exc:
-            raise MemevalError(f"{run_dir / RESULTS_FILE}:{number}: not a results row "
-                               f"({type(exc).__name__}: {exc})") from exc
-    return results
+        if row.get("v") not in READABLE_VERSIONS:
+            raise MemevalError(f"{run_dir / RESULTS_FILE}:{number}: {SchemaMismatch(row.get('v'))}")
+        count += 1
+    return count
+
+
+def read_results(run_dir: Path) -> list[TurnResult]:
+    """Every complete row of a run folder (or of its `results.jsonl`), typed.
+
+    Rows that repeat a payload share one object for it: treat records as read-only.
+    Prefer `iter_results` for a reader that does not need every row at once.
+    """
+    return list(iter_results(run_dir))
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -128,7 +208,7 @@ class ResultsWriter:
         (self.run_dir / INCOMPLETE_MARKER).write_text(
             "This run has not finished; rerun the same command to resume it.\n"
         )
-        self._payloads = PayloadStore(read_payloads(self.run_dir))
+        self._payloads = PayloadStore(PayloadFile(self.run_dir / PAYLOADS_FILE))
         self._payload_handle = (self.run_dir / PAYLOADS_FILE).open("ab")
         self._handle = self.path.open("ab")
         return self
@@ -165,19 +245,37 @@ class ResultsWriter:
         self.row_count += len(rows)
 
     def _drop_incomplete_units(self) -> None:
-        """Read the file once: cut what a killed run left unfinished, note what is done."""
+        """Cut what a killed run left unfinished and note what is done, holding only
+        each row's unit (not the rows) in memory."""
         if not self.path.exists():
             return
         size = self.path.stat().st_size
         with self.path.open("rb") as handle:
             handle.seek(max(size - 1, 0))
             torn = size > 0 and handle.read(1) != b"\n"
-        rows = [row for _, row in _lines(self.path)]
-        kept = complete_rows(rows)
-        self._units = {unit_key(row) for row in kept}
-        self.row_count = len(kept)
-        if torn or len(kept) != len(rows):
-            atomic_write_text(self.path, "".join(_dump(row).decode() for row in kept))
+        counts: dict[tuple[str, str, int], int] = {}
+        sizes: dict[tuple[str, str, int], set[int]] = {}
+        total = 0
+        for _, row in _lines(self.path):
+            key = unit_key(row)
+            counts[key] = counts.get(key, 0) + 1
+            sizes.setdefault(key, set()).add(int(row.get("unit_size", 0) or 0))
+            total += 1
+        done = {k for k, n in counts.items() if sizes[k] == {n}}
+        self._units = done
+        self.row_count = sum(counts[k] for k in done)
+        if torn or self.row_count != total:
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            try:
+                with tmp.open("wb") as out:
+                    for _, row in _lines(self.path):
+                        if unit_key(row) in done:
+                            out.write(_dump(row))
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(tmp, self.path)
+            finally:
+                tmp.unlink(missing_ok=True)
 
 
 def unit_key(row: Mapping[str, Any]) -> tuple[str, str, int]:

@@ -113,13 +113,89 @@ def test_repeated_manifests_and_headers_are_stored_once_and_read_back_whole(tmp_
     # Twelve rows share one memdir: each header and manifest line is stored once.
     payloads = _stored(tmp_path / "payloads.jsonl")
     assert len(payloads) == len({p["h"] for p in payloads})
-    lines = rows[0].record["dirs"][0]["manifest"].split("\n")
-    assert len(payloads) == len(set(lines)) + len(rows[0].candidates)
+    values = [json.dumps(p["v"], sort_keys=True) for p in payloads]
+    for line in set(rows[0].record["dirs"][0]["manifest"].split("\n")):
+        assert values.count(json.dumps(line)) == 1
+    for header in rows[0].record["dirs"][0]["candidates"]:
+        stored = {k: v for k, v in header.items() if k != "file_path"}
+        assert values.count(json.dumps(stored, sort_keys=True)) == 1
     # Paths are stored relative to the session's temporary root.
+    by_hash = {p["h"]: p["v"] for p in payloads}
     for row in _stored(tmp_path / RESULTS_FILE):
         record = row["record"]
         assert not record["dirs"][0]["memory_dir"].startswith("/")
-        assert not any(m["path"].startswith("/") for m in record["surfaced"])
+        joined = by_hash[record["surfaced"]["$"]]["$*"] if record["surfaced"] else ""
+        surfaced = [by_hash[joined[i:i + 16]] for i in range(0, len(joined), 16)]
+        assert not any(m["path"].startswith("/") for m in surfaced)
+
+
+def test_a_memory_surfaced_by_many_rows_is_stored_once(tmp_path):
+    """Rows keep references only: each surfaced memory's content, each candidate list
+    and each verdict list is written once however many turns and selectors repeat it."""
+    from memeval.testing.synthetic import synthetic_rows
+
+    rows = synthetic_rows(turns=8, selectors=("bm25", "recency", "oracle"))
+    units: dict = {}
+    for row in rows:
+        units.setdefault(row.unit_key, []).append(row)
+    with ResultsWriter(tmp_path) as writer:
+        for unit in units.values():
+            writer.append_unit(unit)
+    contents = [m["content"] for r in rows for m in r.record.get("surfaced") or ()]
+    repeated = [c for c in set(contents) if contents.count(c) > 1]
+    assert repeated, "the synthetic run must surface some memory more than once"
+    results = (tmp_path / RESULTS_FILE).read_text(encoding="utf-8")
+    payloads = (tmp_path / "payloads.jsonl").read_text(encoding="utf-8")
+    for content in repeated:
+        encoded = json.dumps(content, ensure_ascii=False)[1:-1]
+        assert encoded not in results
+        assert payloads.count(encoded) == 1
+    lines = results.splitlines()
+    assert max(map(len, lines)) < 3000  # scalars and references only
+    back = read_results(tmp_path)
+    assert [r.judgements for r in back] == [r.judgements for r in rows]
+    assert [r.selected for r in back] == [r.selected for r in rows]
+    assert [[m["content"] for m in r.record["surfaced"]] for r in back] == [
+        [m["content"] for m in r.record.get("surfaced") or ()] for r in rows]
+
+
+def test_results_of_format_v2_are_still_read(tmp_path):
+    """A folder written before v3 (only manifest lines and headers by reference)."""
+    from memeval.testing.synthetic import synthetic_rows
+
+    rows = synthetic_rows(turns=2, selectors=("bm25",))
+    payloads: dict = {}
+    stored = []
+    for row in rows:
+        data = json.loads(json.dumps(row.to_dict(), default=str))
+        record = data["record"]
+        for d in record["dirs"]:
+            d["candidates"] = [_v2_ref(payloads, {k: v for k, v in c.items() if k != "file_path"})
+                               for c in d["candidates"]]
+            d["manifest"] = [_v2_ref(payloads, line) for line in d["manifest"].split("\n")]
+        stored.append({**data, "v": 2, "unit_size": len(rows)})
+    (tmp_path / RESULTS_FILE).write_text("".join(json.dumps(r) + "\n" for r in stored))
+    (tmp_path / "payloads.jsonl").write_text(
+        "".join(json.dumps({"h": h, "v": v}, sort_keys=True) + "\n" for h, v in payloads.items()))
+    back = read_results(tmp_path)
+    assert [r.candidates for r in back] == [r.candidates for r in rows]
+    assert [r.record["dirs"][0]["manifest"] for r in back] == [
+        r.record["dirs"][0]["manifest"] for r in rows]
+    assert [r.judgements for r in back] == [r.judgements for r in rows]
+
+
+def _v2_ref(payloads: dict, value) -> dict:
+    from memeval.record import payload_hash
+
+    payloads[payload_hash(value)] = value
+    return {"$": payload_hash(value)}
+
+
+def test_an_unknown_format_is_refused_naming_the_fix(tmp_path):
+    row = {**_unit("a")[0].to_dict(), "v": 1, "unit_size": 1}
+    (tmp_path / RESULTS_FILE).write_text(json.dumps(row) + "\n")
+    with pytest.raises(Exception, match=r"results format v1.*reads formats v2 and v3.*--out"):
+        read_results(tmp_path)
 
 
 def test_no_lock_file_is_left_behind(tmp_path):
