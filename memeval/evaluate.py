@@ -35,7 +35,7 @@ from memeval.results import (
     RESULTS_FILE,
     SUMMARY_FILE,
     ResultsWriter,
-    read_results,
+    iter_results,
     write_json,
 )
 from memeval.run_config import RunConfig
@@ -219,7 +219,7 @@ def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
     """
     from memeval.report import render_run
 
-    summary = summarize(read_results(run_dir), run_dir=run_dir)
+    summary = summarize(iter_results(run_dir), run_dir=run_dir)
     summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)
     render_run(run_dir, flag_incomplete=flag_incomplete)

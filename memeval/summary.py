@@ -20,7 +20,14 @@ from typing import Any
 import pandas as pd
 
 from memeval.judges.agreement import agreement
-from memeval.metrics import TURN_COLUMNS, aggregate, pass_hat_k, repeat_summary, score_results
+from memeval.metrics import (
+    TURN_COLUMNS,
+    aggregate,
+    judged_input,
+    pass_hat_k,
+    per_turn_frame,
+    repeat_summary,
+)
 from memeval.record import TurnResult
 from memeval.usage import Usage
 
@@ -113,6 +120,11 @@ def _phase1(results: Sequence[TurnResult]) -> dict[str, Any]:
     per_turn: dict[tuple[str, str], tuple[str, Mapping[str, bool]]] = {}
     for r in results:
         per_turn.setdefault((r.scenario, r.turn_id), (r.category, r.startup_reachable))
+    return _phase1_of(per_turn)
+
+
+def _phase1_of(per_turn: Mapping[tuple[str, str], tuple[str, Mapping[str, bool]]],
+               ) -> dict[str, Any]:
     by_category: dict[str, list[int]] = {}
     for category, reachable in per_turn.values():
         counts = by_category.setdefault(category, [0, 0])
@@ -150,25 +162,94 @@ def alerts(overall: Sequence[Mapping[str, Any]]) -> list[str]:
     return out
 
 
-def summarize(results: Sequence[TurnResult], *, run_dir: Path | None = None) -> dict[str, Any]:
-    """The summary of a run's results (see the module docstring)."""
-    frame = score_results(results)
-    reference = label_judge(results)
+class _Pass:
+    """Everything the summary needs from the rows, gathered in one pass that keeps no
+    row: the scoring inputs (scalars and key lists), usage and count totals, the
+    startup reach per turn and, only for turns more than one judge graded, the
+    judgements agreement compares."""
+
+    def __init__(self) -> None:
+        self.inputs: list[dict[str, Any]] = []
+        self.rows = 0
+        self.scenarios: set[str] = set()
+        self.turns: set[tuple[str, str]] = set()
+        self.selectors: set[str] = set()
+        self.judges: set[str] = set()
+        self.reference: str | None = None
+        self.selector_usage: dict[str, Usage] = {}
+        self.judge_usage: dict[str, Usage] = {}
+        self.counts: dict[str, Counter[str]] = {}
+        self.reach: dict[tuple[str, str], tuple[str, Mapping[str, bool]]] = {}
+        self.pairs: list[tuple[str, str, dict[str, Any]]] = []
+
+    def add(self, r: TurnResult) -> None:
+        self.rows += 1
+        self.scenarios.add(r.scenario)
+        self.turns.add((r.scenario, r.turn_id))
+        self.selectors.add(r.selector)
+        self.judges.update(r.judgements)
+        if self.reference is None:
+            self.reference = next((name for name, j in r.judgements.items()
+                                   if j.relevant is not None), None)
+        self.selector_usage[r.selector] = self.selector_usage.get(r.selector, Usage()) + \
+            r.selector_usage
+        for name, judgement in r.judgements.items():
+            self.judge_usage[name] = self.judge_usage.get(name, Usage()) + judgement.usage
+        c = self.counts.setdefault(r.selector, Counter())
+        c["rows"] += 1
+        c["errors"] += bool(r.selector_error)
+        c["discarded"] += r.discarded
+        if r.skipped:
+            c[f"skipped:{r.skipped}"] += 1
+        self.reach.setdefault((r.scenario, r.turn_id), (r.category, dict(r.startup_reachable)))
+        if len(r.judgements) > 1:
+            self.pairs.append((r.selector, r.scenario, dict(r.judgements)))
+        self.inputs.extend(judged_input(r, judge) for judge in r.judgements)
+
+    def agreement(self) -> list[dict[str, Any]]:
+        """See `_agreement`: each other judge against the label judge, per selector."""
+        reference = self.reference
+        if reference is None:
+            return []
+        out = []
+        for judge, selector in itertools.product(sorted(self.judges - {reference}),
+                                                 sorted(self.selectors)):
+            rows = [(scenario, j) for sel, scenario, j in self.pairs
+                    if sel == selector and judge in j and reference in j]
+            if rows:
+                result = agreement([j[judge] for _, j in rows], [j[reference] for _, j in rows],
+                                   clusters=[scenario for scenario, _ in rows], selector=selector)
+                out.append(clean(result.to_dict()))
+        return out
+
+
+def summarize(results: Iterable[TurnResult], *, run_dir: Path | None = None) -> dict[str, Any]:
+    """The summary of a run's results (see the module docstring).
+
+    `results` is read once and no row is kept, so `summarize(iter_results(folder))`
+    runs in memory that grows only with the compact per-turn table.
+    """
+    acc = _Pass()
+    for result in results:
+        acc.add(result)
+    frame = per_turn_frame(acc.inputs)
+    acc.inputs = []
     summary: dict[str, Any] = {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "run_dir": None if run_dir is None else str(run_dir),
-        "rows": len(results),
-        "scenarios": sorted({r.scenario for r in results}),
-        "turns": len({(r.scenario, r.turn_id) for r in results}),
-        "selectors": sorted({r.selector for r in results}),
-        "judges": sorted({j for r in results for j in r.judgements}),
-        "primary_judge": primary_judge(results),
+        "rows": acc.rows,
+        "scenarios": sorted(acc.scenarios),
+        "turns": len(acc.turns),
+        "selectors": sorted(acc.selectors),
+        "judges": sorted(acc.judges),
+        "primary_judge": acc.reference or (min(acc.judges) if acc.judges else None),
         "cluster": "scenario",
         "overall": [], "by_category": [], "by_scenario": [],
-        "usage": _usage_totals(results),
-        "counts": _counts(results),
-        "agreement": _agreement(results, reference),
-        "phase1": _phase1(results),
+        "usage": {"selectors": {k: v.to_dict() for k, v in acc.selector_usage.items()},
+                  "judges": {k: v.to_dict() for k, v in acc.judge_usage.items()}},
+        "counts": {k: dict(v) for k, v in acc.counts.items()},
+        "agreement": acc.agreement(),
+        "phase1": _phase1_of(acc.reach),
         "repeats": None,
         "per_turn": [],
         "alerts": [],
