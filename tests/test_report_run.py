@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memeval.report import render_run
-from memeval.report._html import CSP, script_json
+from memeval.report._html import CSP, script_json, unpack_json
 from memeval.report._run import turn_payload
 from memeval.report._turns import outcome_tags
 from memeval.results import read_results
@@ -46,7 +46,7 @@ def _tags(html: str) -> list[tuple[str, dict[str, str | None]]]:
 def _payload(html: str) -> dict:
     match = DATA_BLOCK.search(html)
     assert match, "the turn data block is missing"
-    return json.loads(match.group(1))
+    return unpack_json(match.group(1))
 
 
 @pytest.fixture
@@ -144,7 +144,7 @@ def test_manifest_entries_pair_lines_with_keys(hostile_run: Path) -> None:
     row = next(r for r in rows if (r.scenario, r.turn_id, r.selector) ==
                (view["sc"], view["t"], view["sel"]))
     lines = []
-    for ref in view["dirs"][0]["c"]:
+    for ref in payload["manifests"][view["dirs"][0]["m"]]:
         line_ref, key = payload["entries"][ref].split(" ", 1)
         lines.append(payload["strings"][int(line_ref)])
         assert key in row.candidates
@@ -155,7 +155,7 @@ def test_unpaired_manifest_keeps_its_text(tmp_path: Path) -> None:
     rows = synthetic_rows(turns=1, selectors=("bm25",))
     rows[0].record["dirs"][0]["manifest"] += "\n a description that ran on"
     view = turn_payload(rows, {})["turns"][0]
-    assert view["dirs"][0]["c"] is None
+    assert view["dirs"][0]["m"] is None
     assert len(view["dirs"][0]["lines"]) == len(rows[0].candidates) + 1
 
 

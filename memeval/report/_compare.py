@@ -29,7 +29,7 @@ def _drill_payloads(a: RunData, b: RunData, data: Mapping[str, Any]) -> dict[str
             wanted_b.add((item["scenario"], item["turn_id"], pair["selector_b"]))
     payloads = {}
     for side, run, wanted in (("a", a, wanted_a), ("b", b, wanted_b)):
-        rows = [r for r in run.results if r.key[:3] in wanted]
+        rows = (r for r in run.rows() if r.key[:3] in wanted)
         payload = turn_payload(rows, run.summary)
         # The first repeat stands for the turn in the drill-down.
         payload["index"] = {}

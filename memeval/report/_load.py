@@ -10,13 +10,14 @@ summary is a problem to fix with `memeval report`, which rewrites it first.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memeval.errors import MemevalError
 from memeval.record import TurnResult
-from memeval.results import CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, read_results
+from memeval.results import CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, count_rows, iter_results
 
 INVARIANTS_FILE = "invariants.json"
 
@@ -33,9 +34,11 @@ class InvariantFailure:
 class RunData:
     """Everything the report shows about one run folder.
 
+    Rows are not held: `rows()` reads them again, one at a time, for each reader.
+
     Args:
         run_dir: the folder.
-        results: `results.jsonl` rows (complete lines only).
+        row_count: complete rows in `results.jsonl`.
         config: `config.json`, or `{}` when missing or unreadable.
         summary: `summary.json`, or `{}` when missing, unreadable or stale.
         invariants: failures listed in `invariants.json`, if the file exists.
@@ -43,11 +46,15 @@ class RunData:
     """
 
     run_dir: Path
-    results: list[TurnResult]
+    row_count: int
     config: dict[str, Any]
     summary: dict[str, Any]
     invariants: tuple[InvariantFailure, ...] = ()
     problems: tuple[str, ...] = field(default=())
+
+    def rows(self) -> Iterator[TurnResult]:
+        """The folder's rows, typed, streamed from `results.jsonl`."""
+        return iter_results(self.run_dir)
 
 
 def _read_json(path: Path, problems: list[str]) -> Any:
@@ -87,17 +94,17 @@ def load_run(run_dir: Path) -> RunData:
     if not results.exists():
         raise MemevalError(f"{run_dir}: no {RESULTS_FILE}; pass a folder written by "
                            "`memeval run --out DIR`")
-    rows = read_results(run_dir)
+    rows = count_rows(run_dir)
     problems: list[str] = []
     config = _read_json(run_dir / CONFIG_FILE, problems)
     if not isinstance(config, dict):
         config = {}
     summary = _read_json(run_dir / SUMMARY_FILE, problems)
-    if not isinstance(summary, dict) or summary.get("rows") != len(rows):
+    if not isinstance(summary, dict) or summary.get("rows") != rows:
         # A summary of other rows would contradict the table: show none rather than that.
         problems.append(f"{SUMMARY_FILE} is missing or does not match {RESULTS_FILE} "
-                        f"({len(rows)} rows); run `memeval report {run_dir}` to rebuild it")
+                        f"({rows} rows); run `memeval report {run_dir}` to rebuild it")
         summary = {}
-    return RunData(run_dir=run_dir, results=rows, config=config, summary=summary,
+    return RunData(run_dir=run_dir, row_count=rows, config=config, summary=summary,
                    invariants=_invariants(run_dir / INVARIANTS_FILE, problems),
                    problems=tuple(problems))

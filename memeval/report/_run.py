@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -11,21 +11,31 @@ from memeval.record import TurnResult
 from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
-from memeval.report._turns import OUTCOME_TAGS, StringTable, build_turn_views, score_index
+from memeval.report._turns import (
+    OUTCOME_TAGS,
+    ListTable,
+    StringTable,
+    build_turn_views,
+    score_index,
+)
 from memeval.results import INCOMPLETE_MARKER, REPORT_FILE, atomic_write_text
 
 SUMMARY_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm",
                                     "false_positives", "surfaced_bytes")
 
 
-def turn_payload(results: Sequence[TurnResult], summary: Mapping[str, Any]) -> dict[str, Any]:
-    """What the page's script reads: turn views and the string table they point into."""
-    strings, entries = StringTable(), StringTable()
+def turn_payload(results: Iterable[TurnResult], summary: Mapping[str, Any]) -> dict[str, Any]:
+    """What the page's script reads: turn views and the tables they point into.
+
+    `results` is read once and no row is kept (pass `iter_results(folder)`).
+    """
+    strings, entries, manifests = StringTable(), StringTable(), ListTable()
     views = build_turn_views(results, score_index(summary.get("per_turn") or []),
-                             summary.get("primary_judge"), strings, entries)
+                             summary.get("primary_judge"), strings, entries, manifests)
     return {
         "strings": strings.items,
         "entries": entries.items,
+        "manifests": manifests.items,
         "turns": views,
         "selectors": sorted({v["sel"] for v in views}),
         "categories": sorted({v["cat"] for v in views}),
@@ -34,9 +44,9 @@ def turn_payload(results: Sequence[TurnResult], summary: Mapping[str, Any]) -> d
     }
 
 
-def _selector_order(summary: Mapping[str, Any], results: Sequence[TurnResult]) -> list[str]:
+def _selector_order(summary: Mapping[str, Any], views: Sequence[Mapping[str, Any]]) -> list[str]:
     names = list(summary.get("selectors") or [])
-    return names or sorted({r.selector for r in results})
+    return names or sorted({str(v["sel"]) for v in views})
 
 
 def _summary_rows(summary: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -150,8 +160,8 @@ def run_context(data: RunData, *, flag_incomplete: bool = False) -> dict[str, An
     # A summary from another memeval version may lack fields: show what exists.
     summary = {**SUMMARY_DEFAULTS, **data.summary}
     data = replace(data, summary=summary)
-    payload = turn_payload(data.results, summary)
-    selectors = _selector_order(data.summary, data.results)
+    payload = turn_payload(data.rows(), summary)
+    selectors = _selector_order(data.summary, payload["turns"])
     main = str(summary.get("primary_judge") or "")
     config = data.config
     return {

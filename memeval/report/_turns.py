@@ -3,14 +3,17 @@
 One *turn view* is one session turn (scenario × turn × selector × repeat) with the
 verdicts of every judge that scored it. Long strings that repeat across turns
 (manifest lines, judge reasons, queries, reminders) are stored once in a string
-table and referenced by index, which keeps a 2 000-turn report far below 10 MB.
+table and referenced by index, and so is each distinct manifest (the list of its
+entries, which every selector of a turn shares under gold history). The page then
+carries the whole table gzip-compressed (`memeval.report._html.pack_json`), which
+keeps a LoCoMo-sized report under 10 MB with every turn's drill-down exact.
 Everything here is data; the page renders it with `textContent` only.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from memeval.judges.base import Judgement
@@ -44,6 +47,22 @@ class StringTable:
         if found is None:
             found = self._index[value] = len(self.items)
             self.items.append(value)
+        return found
+
+
+class ListTable:
+    """Interns lists of indexes (a manifest's entries): each distinct list once."""
+
+    def __init__(self) -> None:
+        self._index: dict[tuple[int, ...], int] = {}
+        self.items: list[list[int]] = []
+
+    def ref(self, values: Iterable[int]) -> int:
+        key = tuple(values)
+        found = self._index.get(key)
+        if found is None:
+            found = self._index[key] = len(self.items)
+            self.items.append(list(key))
         return found
 
 
@@ -89,12 +108,44 @@ def score_index(per_turn: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str, s
              str(r["judge"])): r for r in per_turn}
 
 
-def _dir_view(d: Mapping[str, Any], strings: StringTable,
-              entries: StringTable) -> dict[str, Any]:
+class _Tables:
+    """The tables a payload's views point into, and a cache of manifest views."""
+
+    def __init__(self, strings: StringTable, entries: StringTable,
+                 manifests: ListTable | None = None) -> None:
+        self.strings, self.entries = strings, entries
+        self.manifests = manifests if manifests is not None else ListTable()
+        # Rows read from one folder share their manifest and candidate objects, so a
+        # manifest seen by six selectors is paired with its keys once. The entry keeps
+        # the candidates alive, so their id cannot be reused while it is cached.
+        self._manifest_views: dict[tuple[str, str, int], tuple[Any, dict[str, Any]]] = {}
+
+    def manifest(self, scope: str, manifest: str, candidates: Any) -> dict[str, Any]:
+        key = (scope, manifest, id(candidates))
+        hit = self._manifest_views.get(key)
+        if hit is not None and hit[0] is candidates:
+            return hit[1]
+        lines = manifest.split("\n") if manifest else []
+        keys = [memory_key(scope, str(c.get("filename", ""))) for c in candidates or []]
+        # Manifest line i describes candidate i, and the same (line, key) entry recurs
+        # in every turn that lists it, so each is stored once. When a description spans
+        # lines the pairing is unknown: the page then shows the manifest text without
+        # marks.
+        if len(lines) == len(keys):
+            view = {"m": self.manifests.ref(
+                self.entries.ref(f"{self.strings.ref(line)} {key}")
+                for line, key in zip(lines, keys, strict=True)), "lines": None}
+        else:
+            view = {"m": None, "lines": [self.strings.ref(line) for line in lines]}
+        if len(self._manifest_views) > 4096:
+            self._manifest_views.clear()
+        self._manifest_views[key] = (candidates, view)
+        return view
+
+
+def _dir_view(d: Mapping[str, Any], tables: _Tables) -> dict[str, Any]:
+    strings = tables.strings
     scope = str(d.get("scope", "project"))
-    manifest = str(d.get("manifest") or "")
-    lines = manifest.split("\n") if manifest else []
-    keys = [memory_key(scope, str(c.get("filename", ""))) for c in d.get("candidates") or []]
     view: dict[str, Any] = {
         "scope": scope,
         "called": bool(d.get("called")),
@@ -104,16 +155,7 @@ def _dir_view(d: Mapping[str, Any], strings: StringTable,
         "names": [str(n) for n in d.get("raw_names") or []],
         "invalid": [[str(i.get("name")), str(i.get("reason"))] for i in d.get("invalid") or []],
     }
-    # Manifest line i describes candidate i, and the same (line, key) entry recurs in
-    # every turn that lists it, so each is stored once. When a description spans lines
-    # the pairing is unknown: the page then shows the manifest text without marks.
-    if len(lines) == len(keys):
-        view["c"] = [entries.ref(f"{strings.ref(line)} {key}") for line, key in
-                     zip(lines, keys, strict=True)]
-        view["lines"] = None
-    else:
-        view["c"] = None
-        view["lines"] = [strings.ref(line) for line in lines]
+    view.update(tables.manifest(scope, str(d.get("manifest") or ""), d.get("candidates") or []))
     return view
 
 
@@ -160,20 +202,22 @@ def _usage(usage: Any) -> dict[str, Any]:
             "lat": round(float(u.get("latency_s", 0) or 0), 3)}
 
 
-def build_turn_views(results: Sequence[TurnResult], scores: ScoreIndex, main: str | None,
-                     strings: StringTable, entries: StringTable) -> list[dict[str, Any]]:
+def build_turn_views(results: Iterable[TurnResult], scores: ScoreIndex, main: str | None,
+                     strings: StringTable, entries: StringTable,
+                     manifests: ListTable | None = None) -> list[dict[str, Any]]:
     """One compact view per session turn, every judge's scores, the main judge first.
 
     Args:
-        results: the run's rows.
+        results: the run's rows, read once (an iterator will do: no row is kept).
         scores: summary.json's scored turns (`score_index`); the report never re-scores.
         main: the judge whose scores head the table.
         strings: the string table the views reference.
-        entries: manifest entries, each `"<line ref> <memory key>"`, referenced by dirs.
+        entries: manifest entries, each `"<line ref> <memory key>"`.
+        manifests: lists of entries, one per distinct manifest, referenced by dirs.
     """
+    tables = _Tables(strings, entries, manifests)
     views = []
-    for result in sorted(results, key=lambda r: (r.scenario, r.turn_index, r.turn_id,
-                                                 r.selector, r.repeat)):
+    for result in results:
         record = result.record
         order = sorted(result.judgements, key=lambda j: (j != main, j))
         judges = [_judge_view(result.judgements[j], scores.get((*result.key, j), {}), result,
@@ -181,7 +225,7 @@ def build_turn_views(results: Sequence[TurnResult], scores: ScoreIndex, main: st
         head = judges[0] if judges else {"p": None, "r": None, "f1": None, "fp": None,
                                          "out": "unscored", "tags": ["unscored"]}
         views.append({
-            "id": len(views),
+            "id": 0,
             "sc": result.scenario, "t": result.turn_id, "ti": result.turn_index,
             "sel": result.selector, "rep": result.repeat, "cat": result.category,
             "q": strings.ref(result.query),
@@ -192,7 +236,7 @@ def build_turn_views(results: Sequence[TurnResult], scores: ScoreIndex, main: st
             "mentions": [str(m.get("agent_type") or m.get("raw")) for m in
                          record.get("mentions") or []],
             "rel": list(result.relevant), "acc": list(result.acceptable),
-            "dirs": [_dir_view(d, strings, entries) for d in record.get("dirs") or []],
+            "dirs": [_dir_view(d, tables) for d in record.get("dirs") or []],
             "picked": [str(p.get("key")) for p in record.get("picked") or []],
             "dropped": [[str(d.get("name")), str(d.get("reason"))]
                         for d in record.get("dropped") or []],
@@ -208,4 +252,7 @@ def build_turn_views(results: Sequence[TurnResult], scores: ScoreIndex, main: st
             "out": head["out"], "tags": head["tags"],
             "j": judges,
         })
+    views.sort(key=lambda v: (v["sc"], v["ti"], v["t"], v["sel"], v["rep"]))
+    for index, view in enumerate(views):
+        view["id"] = index
     return views

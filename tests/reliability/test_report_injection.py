@@ -3,9 +3,11 @@ never markup or script, whatever they contain."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from memeval.evaluate import evaluate
+from memeval.report._html import unpack_json
 from memeval.results import REPORT_FILE
 from memeval.run_config import RunConfig
 from tests.reliability._scenario import SCENARIO
@@ -23,6 +25,11 @@ def test_hostile_text_is_escaped_in_the_report(tmp_path: Path) -> None:
     evaluate(RunConfig(scenarios=(str(tmp_path / "s.yaml"),), selectors=("bm25", "recency")),
              tmp_path / "run", progress=False)
     html = (tmp_path / "run" / REPORT_FILE).read_text(encoding="utf-8")
-    assert "alert(1)" in html and "alert(2)" in html, "the payload must reach the report"
+    # The turn table's data travels packed (gzip + base64); unpacked, it holds the text.
+    block = re.search(r'<script type="application/json" id="turn-data">(.*?)</script>', html,
+                      re.S)
+    assert block, "the turn data block is missing"
+    strings = "\n".join(unpack_json(block.group(1))["strings"])
+    assert "alert(1)" in strings and "alert(2)" in strings, "the payload must reach the report"
     for raw in ("<script>alert(1)", "<img src=x", "</script><script>"):
         assert raw not in html, f"unescaped {raw!r} in the report"
