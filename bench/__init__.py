@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, str] = {
     "cost": "bench.cost",
     "memory": "bench.memory",
     "embed": "bench.embed",
+    "results": "bench.results",
 }
 PROFILES: dict[str, Sizes] = {"default": DEFAULT, "quick": QUICK, "tiny": TINY}
 RESULTS_PATH = Path(__file__).parent / "results.json"

@@ -76,6 +76,8 @@ class Sizes:
         cost_files / cost_queries: memdir size and queries of the cost benchmark.
         memory_turns: two run lengths for the memory benchmark.
         embed_texts: distinct descriptions the embed benchmark encodes.
+        results_shape: scenarios × turns × files of the results benchmark's run (a
+            LoCoMo-sized run by default: 10 × 200 turns, 200 memory files each).
     """
 
     scan_files: tuple[int, ...] = (200, 2_000, 10_000)
@@ -92,19 +94,21 @@ class Sizes:
     cost_queries: int = 20
     memory_turns: tuple[int, int] = (1_000, 10_000)
     embed_texts: int = 2_000
+    results_shape: tuple[int, int, int] = (10, 200, 200)
 
 
 DEFAULT = Sizes(scan_repeats=5)
 QUICK = Sizes(scan_files=(200, 1_000, 2_000), scan_repeats=3, overhead_turns=(50, 200),
               concurrency_levels=(1, 4, 16), concurrency_turns=16, latency_s=0.2,
-              cache_sessions=8, cache_turns=2, memory_turns=(200, 1_000))
+              cache_sessions=8, cache_turns=2, memory_turns=(200, 1_000),
+              results_shape=(4, 100, 200))
 # The smoke test's sizes: every code path, no meaningful timings.
 # inspect_ai is left out: its fixed start-up alone would be most of the test's time.
 TINY = Sizes(scan_files=(5, 10), scan_repeats=1, overhead_turns=(2, 4), overhead_files=5,
              against_inspect=False,
              concurrency_levels=(1, 2), concurrency_turns=2, latency_s=0.01,
              cache_sessions=2, cache_turns=1, cost_files=10, cost_queries=3,
-             memory_turns=(5, 10), embed_texts=20)
+             memory_turns=(5, 10), embed_texts=20, results_shape=(1, 3, 10))
 
 
 @dataclass(frozen=True)

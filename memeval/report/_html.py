@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import io
 import json
 import math
 import re
@@ -66,11 +67,33 @@ def pack_json(data: Any) -> Markup:
 
     Turn data is highly repetitive (the same keys, verdicts and numbers in every
     view), so it packs about tenfold: what keeps a LoCoMo-sized report under 10 MB.
-    Base64 has no character that could close the block. `mtime=0` keeps the page
+    Base64 has no character that could close the block. The JSON is encoded and
+    compressed piece by piece, never held whole; bidi controls are made visible in
+    the encoded text (they can only occur inside its strings), and data holding NaN
+    or numpy values takes the slower path through `clean`. `mtime=0` keeps the page
     byte-identical for identical data.
     """
-    packed = gzip.compress(_page_json(data).encode("utf-8"), compresslevel=6, mtime=0)
-    return Markup(json.dumps({"gz": base64.b64encode(packed).decode("ascii")}))
+    buffer = io.BytesIO()
+    try:
+        _gzip_json(data, buffer)
+    except (TypeError, ValueError):  # NaN, infinity or numpy: clean a copy first
+        buffer = io.BytesIO()
+        _gzip_json(clean(data), buffer)
+    return Markup(json.dumps({"gz": base64.b64encode(buffer.getvalue()).decode("ascii")}))
+
+
+def _gzip_json(data: Any, buffer: io.BytesIO) -> None:
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=0) as out:
+        pending: list[str] = []
+        size = 0
+        for chunk in encoder.iterencode(data):
+            pending.append(chunk)
+            size += len(chunk)
+            if size > 1 << 16:
+                out.write(visible_bidi("".join(pending)).encode("utf-8"))
+                pending, size = [], 0
+        out.write(visible_bidi("".join(pending)).encode("utf-8"))
 
 
 def unpack_json(block: str) -> Any:

@@ -211,3 +211,43 @@ def test_the_page_fits_1280_pixels_and_charts_fill_their_cards(watched, real_run
         panel_width = panel.evaluate("p => p.clientWidth")
         assert svg_width >= 0.8 * panel_width - 30
     watched.assert_clean()
+
+
+def test_a_turn_opens_exactly_from_the_packed_data(watched, tmp_path: Path) -> None:
+    """The turn data travels gzip+base64 and the page unpacks it itself: a deep link to
+    any turn shows that turn's query, picks, gold labels and verdicts, all of them."""
+    import re
+
+    from memeval.report._html import unpack_json
+
+    run = write_synthetic_run(tmp_path / "packed", turns=40, selectors=("bm25", "recency"),
+                              memories=150)
+    html = render_run(run).read_text(encoding="utf-8")
+    block = re.search(r'<script type="application/json" id="turn-data">(.*?)</script>', html,
+                      re.S).group(1)
+    assert json.loads(block).keys() == {"gz"}, "the turn data must be packed"
+    data = unpack_json(block)
+    strings = data["strings"]
+    # A turn deep in the table, with picks and a gold label, beyond the first page's rows.
+    view = next(v for v in reversed(data["turns"]) if v["sel_keys"] and v["rel"])
+    watched.open(run / "index.html")
+    page = watched.page
+    page.evaluate(f"location.hash = '#turn-{view['id']}'")
+    page.wait_for_function(f"document.querySelector('#drill .drill-body')?.dataset.turn"
+                           f" === '{view['id']}'")
+    drill = page.locator("#drill")
+    assert drill.locator("pre.query").inner_text() == strings[view["q"]]
+    text = drill.inner_text()
+    for key in [*view["sel_keys"], *view["rel"]]:
+        assert key in text
+    verdicts = drill.locator(".sec table:not(.manifest) tbody tr").all_inner_texts()
+    for key, verdict, _reason in view["j"][0]["v"]:
+        assert any(key in row and verdict in row for row in verdicts), (key, verdict)
+    entries = data["manifests"][view["dirs"][0]["m"]]
+    assert drill.locator("table.manifest tbody tr").count() == len(entries)
+    gold = drill.locator("table.manifest tbody tr:has(.b-relevant)").all_inner_texts()
+    assert len(gold) == len([k for k in view["rel"] if any(
+        data["entries"][e].split(" ", 1)[1] == k for e in entries)])
+    reminders = drill.locator("pre.reminder").all_inner_texts()
+    assert reminders == [strings[m["rem"]] for m in view["shown"]]
+    watched.assert_clean()
