@@ -302,3 +302,28 @@ def test_labels_of_close_points_do_not_print_over_each_other() -> None:
                       regex.findall(r'y="([0-9.]+)"[^>]*>([^<]+)</text>', svg) if name in names)
     assert len(label_ys) == 3
     assert min(b - a for a, b in itertools.pairwise(label_ys)) >= 12
+
+
+# Measured on a generated LoCoMo-sized run (10 × 200 turns, 200 files, 6 selectors,
+# 12 000 rows): index.html 2.36 MB (197 B a row), results.jsonl + payloads.jsonl
+# 74.7 MB (6.2 KB a row, most of it the `all` selector's 200-name lists). Before v3
+# and the packed page: 5.9 KB and 47.8 KB a row. The limits keep a 2x margin over the
+# synthetic run's own figures (about 140 B and 2.7 KB a row) and stay far below the
+# old layout, so a regression to repeating payloads in rows or views fails here.
+REPORT_BYTES_PER_ROW = 300
+RESULTS_BYTES_PER_ROW = 6_000
+
+
+def test_a_big_run_keeps_its_report_and_results_small(tmp_path: Path) -> None:
+    turns, selectors = 600, ("bm25", "recency", "oracle")
+    run = write_synthetic_run(tmp_path / "big", turns=turns, selectors=selectors,
+                              memories=200)
+    rows = turns * len(selectors)
+    html = render_run(run)
+    assert html.stat().st_size <= REPORT_BYTES_PER_ROW * rows, html.stat().st_size / rows
+    stored = sum((run / name).stat().st_size for name in ("results.jsonl", "payloads.jsonl"))
+    assert stored <= RESULTS_BYTES_PER_ROW * rows, stored / rows
+    # Every row is still there in the page, each manifest once.
+    payload = _payload(html.read_text(encoding="utf-8"))
+    assert len(payload["turns"]) == rows
+    assert len(payload["manifests"]) <= turns
