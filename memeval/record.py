@@ -36,6 +36,7 @@ READABLE_VERSIONS = (2, 3)
 _REF = "$"  # a payload reference: {"$": "<hash>"}
 _REFS = "$*"  # a stored list of references: {"$*": "<hash><hash>..."} (16 hex digits each)
 _HASH_LEN = 16
+_HASH_PIECE = 2047  # below HASHLIB_GIL_MINSIZE
 _DERIVED = ("attachment", "system_reminders")  # rebuilt from `surfaced` when needed
 _MEMORY_LISTS = ("surfaced", "discarded", "picked", "dropped")  # stored by reference
 _INLINE = 256  # a selector's raw output longer than this is stored by reference
@@ -200,7 +201,14 @@ class SchemaMismatch(MemevalError):
 def payload_hash(value: Any) -> str:
     """Content address of a JSON value (16 hex digits of SHA-256 of its canonical form)."""
     canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    data = memoryview(canonical.encode())
+    digest = hashlib.sha256()
+    # Fed in pieces under hashlib's 2 KiB threshold, so the GIL is never released: the
+    # writer hashes on the main thread while sessions run in threads, and giving the
+    # GIL away for each large value made it wait a switch interval to get it back.
+    for start in range(0, len(data), _HASH_PIECE):
+        digest.update(data[start:start + _HASH_PIECE])
+    return digest.hexdigest()[:16]
 
 
 class PayloadStore:
@@ -209,6 +217,7 @@ class PayloadStore:
     def __init__(self, known: Iterable[str] = ()) -> None:
         self._known = set(known)
         self._pending: dict[str, Any] = {}
+        self._lists: dict[str, dict[str, str]] = {}  # a whole list's hash -> its reference
 
     def ref(self, value: Any) -> dict[str, str]:
         digest = payload_hash(value)
@@ -224,8 +233,17 @@ class PayloadStore:
         one reference in the row, and lists that differ by an item (the next turn's
         manifest) share every other item. An empty list stays inline.
         """
-        items = [self.ref(v)[_REF] for v in values]
-        return self.ref({_REFS: "".join(items)}) if items else []
+        items = list(values)
+        if not items:
+            return []
+        # One hash of the whole list first: a list seen before (the same candidates
+        # under the next selector) costs one encode instead of one per item.
+        whole = payload_hash(items)
+        found = self._lists.get(whole)
+        if found is None:
+            found = self._lists[whole] = self.ref({_REFS: "".join(self.ref(v)[_REF]
+                                                                  for v in items)})
+        return found
 
     def maybe_ref(self, value: Any) -> Any:
         """`value` by reference when it is worth one (a non-empty list or a long text)."""
