@@ -5,7 +5,8 @@ no more memory than a 1 000-turn one. Both runs evaluate the same scenarios (the
 long one with `repeats`), so what is held for the input is the same and any growth
 is the results'. Each length runs in a fresh subprocess (peak RSS is a per-process
 high-water mark) and reports two peaks: when the runner has written the last row,
-and after the summary and report, which read the finished results back by design.
+and after the summary and report, which stream the finished results back (keeping
+only their compact tables).
 """
 
 from __future__ import annotations
@@ -96,5 +97,5 @@ def run(ctx: Context) -> list[Figure]:
         Figure(f"memory.with_summary.peak_mb.{large}", b["total"], "MB",
                note=f"{small} turns: {a['total']:.0f} MB"),
         Figure("memory.with_summary.mb_per_1000_turns", total, "MB",
-               note="the summary and report read the whole results back"),
+               note="the summary and report stream the results back"),
     ]

@@ -202,3 +202,33 @@ def test_no_lock_file_is_left_behind(tmp_path):
     with ResultsWriter(tmp_path) as writer:
         writer.append_unit(_unit("a"))
     assert not (tmp_path / ".memeval.lock").exists()
+
+
+def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path):
+    from memeval.results import PayloadFile, read_payloads
+    from memeval.testing.synthetic import write_synthetic_run
+
+    run = write_synthetic_run(tmp_path / "run", turns=6, selectors=("bm25", "oracle"))
+    whole = read_payloads(run)
+    lazy = PayloadFile(run / "payloads.jsonl")
+    try:
+        assert set(lazy) == set(whole) and len(lazy) == len(whole)
+        for digest, value in whole.items():
+            assert lazy[digest] == value
+    finally:
+        lazy.close()
+
+
+def test_summary_streamed_from_the_folder_equals_the_summary_of_the_rows_written(tmp_path):
+    from memeval.results import iter_results
+    from memeval.summary import summarize
+    from memeval.testing.synthetic import write_synthetic_run
+
+    run = write_synthetic_run(tmp_path / "run", turns=12, selectors=("bm25", "recency"),
+                              judges=("gold", "claude"))
+    # summary.json was written from the rows in memory, before they were stored.
+    whole = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    streamed = json.loads(json.dumps(summarize(iter_results(run), run_dir=run), default=str))
+    streamed.pop("created"), whole.pop("created")
+    assert streamed == whole
+    assert streamed["agreement"], "two judges: agreement must be computed"
