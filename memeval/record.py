@@ -11,8 +11,9 @@ the session's temporary root, text derivable from other fields is dropped, and e
 large value that recurs across turns and selectors is stored once in
 `payloads.jsonl` and referenced by hash: manifest lines and candidate headers (and
 the lists of them), the selector's answer, surfaced/discarded/picked/dropped
-memories with their contents, and the judges' verdict lists. A row is then a few
-hundred bytes of scalars and references; `Resolver` reads them back.
+memories with their contents, and the judges' verdict lists. A row is then a couple
+of KB of scalars and references (was 40-50 KB at 200 candidates); `Resolver` reads
+them back.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ _HASH_LEN = 16
 _HASH_PIECE = 2047  # below HASHLIB_GIL_MINSIZE
 _DERIVED = ("attachment", "system_reminders")  # rebuilt from `surfaced` when needed
 _MEMORY_LISTS = ("surfaced", "discarded", "picked", "dropped")  # stored by reference
-_INLINE = 256  # a selector's raw output longer than this is stored by reference
+_INLINE = 256  # a text (a selector's raw output) longer than this is stored by reference
 # Lists of a searched memdir kept by reference (a selector's answer, what was valid).
 _DIR_LISTS = ("raw_names", "valid", "invalid", "skipped", "raw_output")
 _ROW_LISTS = ("earlier_relevant", "in_context")  # grow with the scenario: by reference
