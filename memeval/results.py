@@ -137,6 +137,52 @@ def iter_results(run_dir: Path) -> Iterator[TurnResult]:
         payloads.close()
 
 
+class UnitReader:
+    """A run folder's rows by session unit, without holding them: one pass notes
+    where each unit's lines start in `results.jsonl`, and `rows(key)` reads one unit
+    back, typed (a unit's rows are written together, so they sit side by side)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = _folder(run_dir)
+        self.path = self.run_dir / RESULTS_FILE
+        self.units: dict[tuple[str, str, int], list[int]] = {}
+        offset = 0
+        for _, row, size in _lines_with_sizes(self.path):
+            self.units.setdefault(unit_key(row), []).append(offset)
+            offset += size
+        self._payloads = PayloadFile(self.run_dir / PAYLOADS_FILE)
+        self._resolver = Resolver(self._payloads)
+
+    def rows(self, key: tuple[str, str, int]) -> list[TurnResult]:
+        out = []
+        with self.path.open("rb") as handle:
+            for offset in self.units[key]:
+                handle.seek(offset)
+                row = json.loads(handle.readline())
+                try:
+                    out.append(TurnResult.from_dict(row, self._resolver))
+                except SchemaMismatch as exc:
+                    raise MemevalError(f"{self.path}: {exc}") from None
+        return out
+
+    def close(self) -> None:
+        self._payloads.close()
+
+
+def _lines_with_sizes(path: Path) -> Iterator[tuple[int, dict[str, Any], int]]:
+    """`_lines`, with each line's length in bytes."""
+    if not path.exists():
+        return
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.endswith(b"\n"):
+                return
+            try:
+                yield number, json.loads(raw), len(raw)
+            except json.JSONDecodeError as exc:
+                raise MemevalError(f"{path}:{number}: not a JSON line ({exc.msg})") from exc
+
+
 def count_rows(run_dir: Path) -> int:
     """Complete rows of a run folder, checked to be rows of a readable format."""
     run_dir = _folder(run_dir)

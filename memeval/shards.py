@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from memeval.errors import MemevalError
-from memeval.record import TurnResult
 from memeval.results import (
     CONFIG_FILE,
     INCOMPLETE_MARKER,
     RESULTS_FILE,
     ResultsWriter,
-    read_results,
+    UnitReader,
     write_json,
 )
 
@@ -92,21 +91,23 @@ def merge_runs(out: Path, runs: Sequence[Path]) -> int:
         twice = sorted({k for k in seen if seen.count(k) > 1})
         raise MemevalError(f"shares of {count}: missing {missing or 'none'}, given twice "
                            f"{twice or 'none'}; pass each share exactly once")
-    units: dict[tuple[str, str, int], list[TurnResult]] = {}
-    owner: dict[tuple[str, str, int], Path] = {}
-    for run in runs:
-        mine: dict[tuple[str, str, int], list[TurnResult]] = {}
-        for row in read_results(run):
-            mine.setdefault(row.unit_key, []).append(row)
-        for key, rows in mine.items():
-            if key in units:
-                raise MemevalError(f"session {key} is in both {owner[key]} and {run}; "
-                                   "shares must not overlap")
-            units[key], owner[key] = rows, run
-    with ResultsWriter(out) as writer:
-        for key in sorted(units):
-            writer.append_unit(units[key])
-        rows = writer.row_count
+    # Only where each session's rows are is held; rows are read back a unit at a time.
+    readers = [UnitReader(run) for run in runs]
+    try:
+        owner: dict[tuple[str, str, int], UnitReader] = {}
+        for reader in readers:
+            for key in reader.units:
+                if key in owner:
+                    raise MemevalError(f"session {key} is in both {owner[key].run_dir} and "
+                                       f"{reader.run_dir}; shares must not overlap")
+                owner[key] = reader
+        with ResultsWriter(out) as writer:
+            for key in sorted(owner):
+                writer.append_unit(owner[key].rows(key))
+            rows = writer.row_count
+    finally:
+        for reader in readers:
+            reader.close()
     write_json(out / CONFIG_FILE, {**first, "shard": None,
                                    "merged_from": [str(run) for run in runs]})
     return rows
