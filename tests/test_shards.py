@@ -55,6 +55,7 @@ def test_three_shares_merge_into_the_unsharded_rows(shares) -> None:
     merged = json.loads((base / "merged" / "summary.json").read_text())
     whole = json.loads((base / "whole" / "summary.json").read_text())
     assert merged["overall"] == whole["overall"]
+    assert not (base / "merged" / "RUN_INCOMPLETE").exists(), "a merged run is finished"
 
 
 def test_shares_are_disjoint_and_cover_every_unit() -> None:

@@ -30,11 +30,15 @@ def command(out: Path, runs: tuple[Path, ...]) -> None:
     one machine had run it all.
     """
     from memeval.evaluate import finish_run
+    from memeval.results import INCOMPLETE_MARKER
     from memeval.shards import merge_runs
 
     try:
         rows = merge_runs(out, runs)
         finish_run(out)
+        # Summary and report are written: the merged folder is a finished run (and can
+        # itself be merged or gated like one).
+        (out / INCOMPLETE_MARKER).unlink(missing_ok=True)
     except MemevalError as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(f"{rows} rows from {len(runs)} shares in {out}\nreport: {out / 'index.html'}")
