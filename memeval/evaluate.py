@@ -58,6 +58,7 @@ class RunOutcome:
     scenario_errors: tuple[str, ...]
     summary: dict[str, Any]
     unit_errors: tuple[str, ...] = ()
+    units_retried: int = 0
 
 
 def plan_units(scenarios: Iterable[Scenario], config: RunConfig,
@@ -96,7 +97,8 @@ Summarizer = Callable[[Path, Mapping[str, Any]], dict[str, Any]]
 
 
 def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
-             finish: Summarizer | None = None, shard: Shard | None = None) -> RunOutcome:
+             finish: Summarizer | None = None, shard: Shard | None = None,
+             retry_errors: bool = False) -> RunOutcome:
     """Run (or resume) the evaluation described by `config` into `run_dir`.
 
     Args:
@@ -106,6 +108,8 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         finish: builds `summary.json` and the report from the folder and extra
             run facts (defaults to `finish_run`).
         shard: run only this share of the units (see `memeval.shards`).
+        retry_errors: run again the finished sessions that had a selector or judge
+            error (the rest of the folder is kept).
     """
     loaded = load_many(config.scenarios)
     scenario_errors = tuple(str(error) for error in loaded.errors)
@@ -136,7 +140,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
     _check_resumable(run_dir, config, shard)
 
     units = plan_units(scenarios, config, shard)
-    with ResultsWriter(run_dir) as writer:
+    with ResultsWriter(run_dir, retry_errors=retry_errors) as writer:
         done = writer.completed_units()
         todo = [u for u in units if u.key not in done]
         write_json(run_dir / CONFIG_FILE, {
@@ -183,7 +187,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
     return RunOutcome(run_dir=run_dir, rows=writer.row_count, units_run=len(todo),
                       units_resumed=len(units) - len(todo),
                       scenario_errors=scenario_errors, summary=summary,
-                      unit_errors=tuple(unit_errors))
+                      unit_errors=tuple(unit_errors), units_retried=writer.retried)
 
 
 def _unit_failure(unit: Unit, exc: BaseException) -> str:

@@ -228,11 +228,14 @@ class ResultsWriter:
     Use as a context manager. On entry it cuts a torn last line left by a killed run
     and reports which units are already complete, so the caller can skip them. A
     unit's new payloads are made durable before its rows, so no row ever points at a
-    payload that is not on disk.
+    payload that is not on disk. With `retry_errors`, a finished unit that has a
+    selector or judge error counts as not done: its rows are cut and it runs again.
     """
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, *, retry_errors: bool = False) -> None:
         self.run_dir = run_dir
+        self.retry_errors = retry_errors
+        self.retried = 0  # finished units cut on entry because they had errors
         self.path = run_dir / RESULTS_FILE
         self._lock = FileLock(str(run_dir / LOCK_FILE))
         self._handle: Any = None
@@ -301,13 +304,18 @@ class ResultsWriter:
             torn = size > 0 and handle.read(1) != b"\n"
         counts: dict[tuple[str, str, int], int] = {}
         sizes: dict[tuple[str, str, int], set[int]] = {}
+        errored: set[tuple[str, str, int]] = set()
         total = 0
         for _, row in _lines(self.path):
             key = unit_key(row)
             counts[key] = counts.get(key, 0) + 1
             sizes.setdefault(key, set()).add(int(row.get("unit_size", 0) or 0))
+            if self.retry_errors and row_errored(row):
+                errored.add(key)
             total += 1
         done = {k for k, n in counts.items() if sizes[k] == {n}}
+        self.retried = len(done & errored)
+        done -= errored  # they run again; answers that succeeded come from the cache
         self._units = done
         self.row_count = sum(counts[k] for k in done)
         if torn or self.row_count != total:
@@ -322,6 +330,12 @@ class ResultsWriter:
                 os.replace(tmp, self.path)
             finally:
                 tmp.unlink(missing_ok=True)
+
+
+def row_errored(row: Mapping[str, Any]) -> bool:
+    """Did the selector or a judge fail on this stored row (an API error, junk output)?"""
+    return bool(row.get("selector_error")) or any(
+        isinstance(j, Mapping) and j.get("error") for j in row.get("judgements") or ())
 
 
 def unit_key(row: Mapping[str, Any]) -> tuple[str, str, int]:

@@ -103,6 +103,10 @@ def update_latest_link(run_dir: Path) -> None:
 @click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Exit with code 3 when a selector or judge errs on more than this share "
                    "of its turns (the rows are still written).")
+@click.option("--retry-errors", is_flag=True,
+              help="Resuming into --out: run again the sessions that had a selector or judge "
+                   "error (an API outage, a rate limit); answers that succeeded come from the "
+                   "cache, so only the failed calls are paid again.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tuple[str, ...],
             judges: tuple[str, ...],
@@ -112,7 +116,8 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
             record_cassette: str | None, replay_cassette: str | None, batches: bool | None,
             prices: str | None, categories: tuple[str, ...], tags: tuple[str, ...],
             exclude_tags: tuple[str, ...], scenario_ids: tuple[str, ...], limit: int | None,
-            shard: str | None, max_error_rate: float, quiet: bool) -> None:
+            shard: str | None, max_error_rate: float, retry_errors: bool,
+            quiet: bool) -> None:
     """Evaluate selectors on scenarios and write a run folder.
 
     The folder holds results.jsonl (one row per turn × selector, with every judge's
@@ -152,7 +157,8 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
 
     try:
         share = None if shard is None else Shard.parse(shard)
-        outcome = evaluate(config, run_dir, progress=not quiet, shard=share)
+        outcome = evaluate(config, run_dir, progress=not quiet, shard=share,
+                           retry_errors=retry_errors)
     except RunInterrupted as exc:
         resume = shlex.join(["memeval", *sys.argv[1:],
                              *([] if out else ["--out", str(run_dir)])])
@@ -169,8 +175,10 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
         update_latest_link(run_dir)
     for problem in outcome.scenario_errors:
         click.echo(f"skipped: {problem}", err=True)
+    retried = f", {outcome.units_retried} of them again for errors" \
+        if outcome.units_retried else ""
     click.echo(f"{outcome.rows} rows in {run_dir} "
-               f"({outcome.units_run} sessions run, {outcome.units_resumed} resumed)")
+               f"({outcome.units_run} sessions run{retried}, {outcome.units_resumed} resumed)")
     table = outcome.summary.get("table")
     if table:
         click.echo(table)
@@ -196,8 +204,11 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
         why = (f"errors on {worst:.0%} of some selector's or judge's turns (allowed "
                f"{max_error_rate:.0%})" if worst > max_error_rate else
                f"{len(outcome.scenario_errors)} scenario file(s) failed to load")
+        retry = (" Once the cause is fixed, rerun the same command with --retry-errors"
+                 + ("" if out else f" --out {run_dir}") + " to redo only those sessions."
+                 if worst > max_error_rate else "")
         click.echo(f"error: the run finished with {why}; its figures rest on fewer turns "
-                   "than planned. See the alerts above and the report.", err=True)
+                   f"than planned. See the alerts above and the report.{retry}", err=True)
         raise SystemExit(EXIT_ERRORS)
 
 
