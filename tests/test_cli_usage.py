@@ -95,3 +95,16 @@ def test_inspect_help_example_is_a_real_bundled_scenario() -> None:
     help_text = CliRunner().invoke(cli, ["inspect", "--help"]).output
     assert f"memeval inspect {first}" in help_text
 
+
+
+def test_the_command_line_starts_without_the_heavy_libraries():
+    """`memeval --help` and every command's start stay fast: pandas and scipy load when a
+    command needs them, not when the CLI is imported (they cost about a second)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, memeval.cli; print([m for m in ('pandas', 'scipy', 'anthropic') "
+            "if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

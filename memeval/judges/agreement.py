@@ -13,15 +13,15 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
-from scipy import stats
 
 from memeval.errors import MemevalError
 from memeval.judges.base import Judgement
-from memeval.stats import bootstrap_seed
+
+if TYPE_CHECKING:  # pandas and scipy load on first use: every row read imports this package
+    import pandas as pd
 
 CATEGORIES: tuple[str, ...] = ("relevant", "acceptable", "irrelevant")  # unscored is left out
 CONFIDENCE = 0.95
@@ -116,6 +116,7 @@ def _kappa_codes(a: np.ndarray, b: np.ndarray, k: int) -> float:
 
 def verdict_pairs(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
                   level: Level = "selected") -> pd.DataFrame:
+
     """Line up two judges' verdicts: one row per (turn, memory) either judge graded.
 
     Args:
@@ -128,6 +129,8 @@ def verdict_pairs(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
         Columns `turn` (position), `turn_id`, `key`, `verdict_a`, `verdict_b`; a side
         that gave no verdict for that memory has None.
     """
+    import pandas as pd
+
     if len(turns_a) != len(turns_b):
         raise MemevalError(f"agreement: judge A scored {len(turns_a)} turns and judge B "
                            f"{len(turns_b)}; pass the Judgements of the same turns")
@@ -169,6 +172,11 @@ def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
             (turns of one scenario are not independent), else turns.
         selector: recorded on the result (agreement is reported per selector).
     """
+    import pandas as pd
+    from scipy import stats
+
+    from memeval.stats import bootstrap_seed
+
     if level not in ("selected", "candidates"):
         raise MemevalError(f"agreement: level {level!r}; use 'selected' or 'candidates'")
     pairs = verdict_pairs(turns_a, turns_b, level=level)
