@@ -129,13 +129,17 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
     if llm_client is not None and llm_client.budget.max_cost is not None:
+        from memeval.llm import LLMClient
+
         unpriced = sorted({m for c in (*selectors, *judges)
                            if isinstance(m := getattr(c, "model", None), str)
-                           and llm_client.prices.price_for(m) is None})
+                           and isinstance(door := getattr(c, "client", None), LLMClient)
+                           and door.prices.price_for(m) is None})
         if unpriced:
             raise MemevalError(
                 f"--max-cost cannot be enforced: no price for {', '.join(unpriced)} in "
-                f"{llm_client.prices.source}; add it with --prices FILE, or drop --max-cost")
+                f"{llm_client.prices.source}; add it with --prices FILE or the spec's "
+                "price_in=…&price_out=… (USD per million tokens), or drop --max-cost")
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_resumable(run_dir, config, shard)
 

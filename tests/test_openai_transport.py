@@ -393,3 +393,20 @@ def test_a_missing_openai_extra_is_a_spec_error_naming_the_install(monkeypatch):
     with pytest.raises(MemevalError) as caught:
         resolve_selector("openai:m?base_url=http://localhost:11434/v1")
     assert "pip install 'memeval[openai]'" in str(caught.value)
+
+
+def test_spec_prices_make_a_local_model_budgetable_and_costed(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
+    with FakeMessagesServer() as server:
+        spec = f"openai:{MODEL}?base_url={server.url}/v1&price_in=1&price_out=2"
+        code, output = _memeval("run", "--quiet", "--out", str(tmp_path / "r"),
+                                "--scenarios", SCENARIO, "--max-cost", "5", "-s", spec)
+    assert code == 0, output
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    usage = summary["llm"]
+    expected = (usage["input_tokens"] * 1 + usage["output_tokens"] * 2) / 1e6
+    assert usage["unpriced"] == 0 and expected > 0
+    assert usage["cost_usd"] == pytest.approx(expected)
+    with pytest.raises(MemevalError) as caught:
+        resolve_selector(f"openai:{MODEL}?base_url=http://127.0.0.1:9/v1&price_in=1")
+    assert "both price_in and price_out" in str(caught.value)

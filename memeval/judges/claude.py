@@ -109,8 +109,9 @@ class ClaudeJudge(PromptedModel):
         name: the spec string this judge was built from.
         max_tokens: output cap.
         temperature, top_p: sampling, sent when given (and part of the cache key).
-        base_url, api_key_env, structured: where calls go and how the JSON answer is
-            asked for, as for the selector (`memeval.selectors.claude.ClaudeSelector`).
+        base_url, api_key_env, structured, price_in, price_out: where calls go, how
+            the JSON answer is asked for and the model's price, as for the selector
+            (`memeval.selectors.claude.ClaudeSelector`).
     """
 
     transport: Transport = "anthropic"
@@ -120,8 +121,10 @@ class ClaudeJudge(PromptedModel):
                  client: LLMClient | None = None, name: str | None = None,
                  max_tokens: int = JUDGE_MAX_TOKENS, temperature: float | None = None,
                  top_p: float | None = None, base_url: str | None = None,
-                 api_key_env: str | None = None, structured: str = "json_schema") -> None:
+                 api_key_env: str | None = None, structured: str = "json_schema",
+                 price_in: float | None = None, price_out: float | None = None) -> None:
         self.temperature, self.top_p = temperature, top_p
+        self.set_price(price_in, price_out)
         if self.transport == "openai":
             self.sampling_seed = seed  # Chat Completions servers take it as sampling seed too
         if order not in ("shuffle", "both", "given"):

@@ -38,7 +38,7 @@ from memeval.llm.endpoint import ANTHROPIC, FAKE_SERVER_HEADER, NO_KEY, Endpoint
 from memeval.llm.errors import BudgetExceeded, CassetteMiss, LLMError, describe_exception
 from memeval.llm.ledger import Validator
 from memeval.llm.openai_chat import chat_body, message_body, require_openai
-from memeval.llm.prices import PriceTable, load_prices
+from memeval.llm.prices import ModelPrice, PriceTable, load_prices
 from memeval.llm.records import (
     COMPLETE_STOP_REASONS,
     CallRecord,
@@ -174,6 +174,11 @@ class LLMClient:
                 sibling._records, sibling._lock = self._records, self._lock
                 self._siblings[endpoint] = sibling
             return sibling
+
+    def use_price(self, model: str, price: ModelPrice) -> None:
+        """Price `model` for this client's calls (a spec's `price_in`/`price_out`)."""
+        with self._lock:
+            self.prices = self.prices.with_model(model, price)
 
     # -- SDK clients ------------------------------------------------------------------
     def _sdk(self, *, asynchronous: bool = False) -> Any:

@@ -50,6 +50,14 @@ class PriceTable:
         matches = [key for key in self.models if model.startswith(key)]
         return self.models[max(matches, key=len)] if matches else None
 
+    def with_model(self, model: str, price: ModelPrice) -> PriceTable:
+        """This table with `model` priced (a spec's `price_in`/`price_out`)."""
+        if self.models.get(model) == price:
+            return self
+        return PriceTable(models={**self.models, model: price},
+                          batch_discount=self.batch_discount,
+                          source=f"{self.source} + spec prices")
+
     def cost(self, model: str, *, input_tokens: int = 0, output_tokens: int = 0,
              cache_read_input_tokens: int = 0, cache_creation_input_tokens: int = 0,
              batch: bool = False) -> float | None:

@@ -8,6 +8,7 @@ from typing import Any
 from memeval.llm import LLMClient, get_default_client
 from memeval.llm.endpoint import ANTHROPIC, Endpoint, Transport
 from memeval.llm.openai_chat import require_openai
+from memeval.llm.prices import ModelPrice
 from memeval.llm.structured import STRUCTURED_MODES, StructuredMode
 from memeval.llm.templates import PromptTemplate, text_hash
 
@@ -31,6 +32,19 @@ class PromptedModel:
     sampling_seed: int | None = None
     endpoint: Endpoint = ANTHROPIC
     structured: StructuredMode = "json_schema"
+    price: ModelPrice | None = None
+
+    def set_price(self, price_in: float | None, price_out: float | None) -> None:
+        """A price for the model, USD per million tokens, when the table has none (a
+        local or new model); both or neither."""
+        if (price_in is None) != (price_out is None):
+            raise ValueError("give both price_in and price_out (USD per million tokens)")
+        if price_in is None or price_out is None:
+            return
+        if price_in < 0 or price_out < 0:
+            raise ValueError("price_in and price_out cannot be negative")
+        self.price = ModelPrice(input=price_in, output=price_out, cache_write=price_in,
+                                cache_read=price_in)
 
     def set_endpoint(self, transport: Transport, base_url: str | None,
                      api_key_env: str | None, structured: str) -> None:
@@ -70,10 +84,12 @@ class PromptedModel:
 
     @property
     def client(self) -> LLMClient:
-        if self._client is not None:
-            return self._client
-        door = get_default_client()
-        return door if self.endpoint == ANTHROPIC else door.for_endpoint(self.endpoint)
+        door = self._client or get_default_client()
+        if self._client is None and self.endpoint != ANTHROPIC:
+            door = door.for_endpoint(self.endpoint)
+        if self.price is not None:
+            door.use_price(self.model, self.price)
+        return door
 
     def endpoint_config(self) -> dict[str, Any]:
         """Where calls went and how, for config.json (the key's variable, never the key)."""

@@ -161,6 +161,8 @@ class ClaudeSelector(PromptedModel):
         seed: sampling seed (Chat Completions servers only; the Messages API has none).
         base_url: the server (default `$ANTHROPIC_BASE_URL`, then Anthropic's API).
         api_key_env: the variable holding the key (default `ANTHROPIC_API_KEY`).
+        price_in, price_out: USD per million input / output tokens, for a model the
+            price table lacks (else its cost is unknown).
         structured: how the JSON answer is asked for: `json_schema` (the API's
             structured output), `tool` (a forced tool call) or `prompt` (the shape
             described in the system prompt, the answer parsed leniently).
@@ -173,8 +175,10 @@ class ClaudeSelector(PromptedModel):
                  name: str | None = None, max_tokens: int = SELECTOR_MAX_TOKENS,
                  temperature: float | None = None, top_p: float | None = None,
                  seed: int | None = None, base_url: str | None = None,
-                 api_key_env: str | None = None, structured: str = "json_schema") -> None:
+                 api_key_env: str | None = None, structured: str = "json_schema",
+                 price_in: float | None = None, price_out: float | None = None) -> None:
         self.model = model or self._default_model()
+        self.set_price(price_in, price_out)
         self.temperature, self.top_p, self.sampling_seed = temperature, top_p, seed
         self.template = load_prompt(prompt, PROMPTS_DIR)
         self.system_prompt = self.template.render(max_memories=MAX_SELECTED)
