@@ -26,10 +26,11 @@ from tqdm import tqdm
 
 from memeval import __version__
 from memeval.errors import MemevalError
-from memeval.harness import Unit, run_unit
+from memeval.harness import Unit, run_group, run_unit
 from memeval.interrupt import RunInterrupted, StopRequested, stop_on_signals
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
+from memeval.record import TurnResult
 from memeval.results import (
     CONFIG_FILE,
     RESULTS_FILE,
@@ -165,19 +166,26 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         written = 0
         with stop_on_signals() as stop, \
                 ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
-            futures = {pool.submit(run_unit, u, config, judges, tick, stop): u for u in todo}
+            futures = {pool.submit(_run_work, group, config, judges, tick, stop): group
+                       for group in work_groups(todo, config)}
             for future in as_completed(futures):
-                unit = futures.pop(future)  # a finished future would hold its rows to the end
+                group = futures.pop(future)  # a finished future would hold its rows to the end
                 if stop.is_set():
                     for pending in futures:
                         pending.cancel()  # units not started yet never start
                 try:
-                    writer.append_unit(future.result())
-                    written += 1
+                    outcomes = future.result()
                 except (StopRequested, CancelledError):
                     continue
                 except Exception as exc:  # one broken session must not cost the others
-                    unit_errors.append(_unit_failure(unit, exc))
+                    unit_errors.extend(_unit_failure(unit, exc) for unit in group)
+                    continue
+                for unit, outcome in zip(group, outcomes, strict=True):
+                    if isinstance(outcome, Exception):
+                        unit_errors.append(_unit_failure(unit, outcome))
+                    else:
+                        writer.append_unit(outcome)
+                        written += 1
         bar.close()
         if stop.is_set():
             (finish or finish_run)(run_dir, {"unit_errors": unit_errors})
@@ -192,6 +200,34 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
                       units_resumed=len(units) - len(todo),
                       scenario_errors=scenario_errors, summary=summary,
                       unit_errors=tuple(unit_errors), units_retried=writer.retried)
+
+
+def work_groups(todo: Sequence[Unit], config: RunConfig) -> list[list[Unit]]:
+    """The units as pieces of work. Under gold history the units of one scenario and
+    repeat share one reference walk and one set of files (`run_group`); groups are
+    halved while there are fewer of them than `concurrency`, so a run of few scenarios
+    still keeps that many sessions (and their model calls) in flight."""
+    if config.history != "gold":
+        return [[unit] for unit in todo]
+    by_key: dict[tuple[int, int], list[Unit]] = {}
+    for unit in todo:
+        by_key.setdefault((id(unit.scenario), unit.repeat), []).append(unit)
+    groups = list(by_key.values())
+    while len(groups) < config.concurrency and any(len(g) > 1 for g in groups):
+        largest = max(groups, key=len)
+        groups.remove(largest)
+        half = len(largest) // 2
+        groups += [largest[:half], largest[half:]]
+    return groups
+
+
+def _run_work(group: Sequence[Unit], config: RunConfig, judges: Sequence[Judge],
+              on_turn: Callable[[], None], stop: threading.Event
+              ) -> list[list[TurnResult] | Exception]:
+    """Each unit's rows, or the exception that cost that unit (and only it) its rows."""
+    if config.history == "gold":
+        return run_group(group, config, judges, on_turn, stop)
+    return [run_unit(unit, config, judges, on_turn, stop) for unit in group]
 
 
 def _unit_failure(unit: Unit, exc: BaseException) -> str:

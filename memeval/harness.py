@@ -228,40 +228,114 @@ def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
     Under `own` history the selector's session runs end to end. Under `gold` history
     a reference session is driven by the gold labels (the oracle), and each turn is
     played by the selector on a fork of it, so every selector starts every turn from
-    the same state. When `stop` is set, the unit ends at the next turn boundary with
-    `StopRequested` (its rows are dropped; a resume replays it from the cache).
+    the same state (see `run_group`). When `stop` is set, the unit ends at the next
+    turn boundary with `StopRequested` (its rows are dropped; a resume replays it from
+    the cache).
     """
+    if config.history == "gold":
+        (outcome,) = run_group([unit], config, judges, on_turn, stop)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
     scenario = unit.scenario
     selector = build_selector(unit.selector_spec, config)
-    gold = config.history == "gold"
     rows: list[TurnResult] = []
-    with open_session(scenario, OracleSelector() if gold else selector,
-                      config.compat) as opened:
+    with open_session(scenario, selector, config.compat) as opened:
         session, context = opened.session, Context()
         for index, turn in enumerate(scenario.turns):
-            if stop is not None and stop.is_set():
-                raise StopRequested(f"{scenario.id}: stopped before turn {turn.id}")
+            _check_stop(stop, scenario, turn)
             if turn.compact_before:
                 session.compact()
                 context.clear()
-                reset = getattr(selector, "reset", None)
-                if gold and callable(reset):  # the forks' selector forgets too
-                    reset()
             in_context = context.keys()
-            if gold:
-                record = play_turn(session.fork(selector), scenario, turn, unit.repeat,
-                                   compact=False)
-                context.add(play_turn(session, scenario, turn, unit.repeat, compact=False))
-            else:
-                record = play_turn(session, scenario, turn, unit.repeat, compact=False)
-                context.add(record)
-            reachable = phase1_reachability(turn, opened.contexts["index"])
+            record = play_turn(session, scenario, turn, unit.repeat, compact=False)
+            context.add(record)
             rows.append(turn_result(
-                unit, index, turn, record, judges, reachable, root=str(opened.world.root),
-                history=config.history, in_context=in_context,
+                unit, index, turn, record, judges,
+                phase1_reachability(turn, opened.contexts["index"]),
+                root=str(opened.world.root), history=config.history, in_context=in_context,
                 earlier_relevant=context.earlier_relevant(scenario, index)))
             on_turn()
     return rows
+
+
+def run_group(units: Sequence[Unit], config: RunConfig, judges: Sequence[Judge],
+              on_turn: Callable[[], None] = lambda: None,
+              stop: threading.Event | None = None
+              ) -> list[list[TurnResult] | Exception]:
+    """Gold history for units of one scenario and repeat: one materialized world and one
+    reference walk (the oracle, driven by the labels), each selector playing each turn
+    on its own fork of it. Rows equal those of running each unit alone; the walk and the
+    files are paid once instead of once per selector.
+
+    Returns:
+        Each unit's rows, in the order of `units`; a unit whose selector failed to
+        build or whose session broke gets its exception instead and leaves the walk,
+        so it costs only itself.
+    """
+    scenario, repeat = units[0].scenario, units[0].repeat
+    if any(u.scenario is not scenario or u.repeat != repeat for u in units):
+        raise ValueError("run_group: units of one scenario and repeat only")
+    selectors: dict[int, Selector] = {}
+    outcomes: list[list[TurnResult] | Exception] = []
+    for i, unit in enumerate(units):
+        try:
+            selectors[i] = build_selector(unit.selector_spec, config)
+            outcomes.append([])
+        except Exception as exc:  # a selector that cannot start fails alone
+            outcomes.append(exc)
+    with open_session(scenario, OracleSelector(), config.compat) as opened:
+        session, context = opened.session, Context()
+        for index, turn in enumerate(scenario.turns):
+            _check_stop(stop, scenario, turn)
+            if turn.compact_before:
+                session.compact()
+                context.clear()
+                for selector in selectors.values():  # the forks' selectors forget too
+                    reset = getattr(selector, "reset", None)
+                    if callable(reset):
+                        reset()
+            in_context = context.keys()
+            records: dict[int, TurnRecord] = {}
+            for i, selector in list(selectors.items()):
+                try:
+                    records[i] = play_turn(session.fork(selector), scenario, turn, repeat,
+                                           compact=False)
+                except Exception as exc:  # a broken session leaves the walk, alone
+                    outcomes[i] = exc
+                    del selectors[i]
+            context.add(play_turn(session, scenario, turn, repeat, compact=False))
+            reachable = phase1_reachability(turn, opened.contexts["index"])
+            earlier = context.earlier_relevant(scenario, index)
+            first: TurnResult | None = None
+            for i, record in records.items():
+                row = turn_result(units[i], index, turn, record, judges, reachable,
+                                  root=str(opened.world.root), history=config.history,
+                                  in_context=in_context, earlier_relevant=earlier)
+                first = first or row
+                _share_scans(first, row)
+                rows = outcomes[i]
+                assert not isinstance(rows, Exception)
+                rows.append(row)
+                on_turn()
+    return outcomes
+
+
+def _share_scans(first: TurnResult, row: TurnResult) -> None:
+    """Every fork of a turn scanned the same memdirs: hold what their scans have alike
+    (manifest, candidates) once, not once per selector, while a group's rows wait to be
+    written. Only equal values are replaced, by the same value."""
+    for mine, theirs in zip(row.record.get("dirs") or (), first.record.get("dirs") or (),
+                            strict=False):
+        if isinstance(mine, dict) and isinstance(theirs, dict) and mine is not theirs:
+            for key, value in theirs.items():
+                if key in mine and mine[key] == value:
+                    mine[key] = value
+
+
+def _check_stop(stop: threading.Event | None, scenario: Scenario, turn: Turn) -> None:
+    if stop is not None and stop.is_set():
+        raise StopRequested(f"{scenario.id}: stopped before turn {turn.id}")
 
 
 class Context:

@@ -109,3 +109,27 @@ def test_only_the_oracle_is_handed_the_labels() -> None:
         with open_session(scenario, selector) as opened:
             play_turn(opened.session, scenario, scenario.turns[0])
     assert Snoop.seen == []
+
+
+def test_a_group_sharing_one_reference_walk_gives_each_units_own_rows() -> None:
+    """`run_group` (one world, one oracle walk for all selectors of a scenario) must give
+    exactly the rows each unit gives alone, stateful and shuffling selectors included."""
+    from memeval.evaluate import work_groups
+    from memeval.harness import run_group
+    from memeval.record import PayloadStore
+
+    specs = ("bm25", "recency", "random?seed=3", "oracle", "none")
+    config = RunConfig(selectors=specs, history="gold", shuffle_manifest=True)
+    judges = [resolve_judge("gold")]
+    for scenario in SCENARIOS:
+        units = [Unit(scenario, spec, 1) for spec in specs]
+        grouped = run_group(units, config, judges)
+        for unit, together in zip(units, grouped, strict=True):
+            alone = run_unit(unit, replace(config, selectors=(unit.selector_spec,)), judges)
+            assert [r.to_dict(PayloadStore()) for r in together] == \
+                [r.to_dict(PayloadStore()) for r in alone], (scenario.id, unit.selector_spec)
+    planned = [Unit(s, spec, 0) for s in SCENARIOS for spec in specs]
+    assert [len(g) for g in work_groups(planned, replace(config, concurrency=2))] == [5, 5, 5]
+    assert sorted(len(g) for g in work_groups(planned, replace(config, concurrency=6))) \
+        == [2, 2, 2, 3, 3, 3]
+    assert len(work_groups(planned, replace(config, history="own"))) == 15

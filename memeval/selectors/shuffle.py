@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from memeval.memdir import format_memory_manifest
@@ -18,8 +19,13 @@ from memeval.selectors.base import SelectionRequest, SelectionResult, Selector
 
 
 def shuffled_request(request: SelectionRequest, seed: int) -> SelectionRequest:
-    """The same request with candidates and manifest in a seeded random order."""
-    token = f"{seed}:{request.turn_id}:{request.repeat}:{request.memory_dir}"
+    """The same request with candidates and manifest in a seeded random order.
+
+    The memdir enters the seed by its last two path parts (which memdir, not where the
+    run's temporary copy happens to live), so a rerun shuffles exactly the same way.
+    """
+    where = "/".join(Path(request.memory_dir).parts[-2:])
+    token = f"{seed}:{request.turn_id}:{request.repeat}:{where}"
     rng = random.Random(hashlib.sha256(token.encode()).digest())
     candidates = list(request.candidates)
     rng.shuffle(candidates)
