@@ -296,6 +296,8 @@ def run_group(units: Sequence[Unit], config: RunConfig, judges: Sequence[Judge],
                     if callable(reset):
                         reset()
             in_context = context.keys()
+            # the forks and the reference see the same files at this turn: scan them once
+            session.scan_memo = {}
             records: dict[int, TurnRecord] = {}
             for i, selector in list(selectors.items()):
                 try:

@@ -133,3 +133,32 @@ def test_a_group_sharing_one_reference_walk_gives_each_units_own_rows() -> None:
     assert sorted(len(g) for g in work_groups(planned, replace(config, concurrency=6))) \
         == [2, 2, 2, 3, 3, 3]
     assert len(work_groups(planned, replace(config, history="own"))) == 15
+
+
+def test_forks_of_one_turn_share_one_scan_and_get_the_same_records(monkeypatch) -> None:
+    """The gold walk scans the memdirs once per turn for all forks (`scan_memo`); a
+    session without the memo scans itself and must record exactly the same turn."""
+    import memeval.session.session as session_module
+    from memeval.harness import open_session, play_turn
+    from memeval.selectors import resolve_selector
+
+    scans: list[str] = []
+    real = session_module.scan_dir
+
+    def counting(memdir, **kwargs):  # type: ignore[no-untyped-def]
+        scans.append(str(memdir))
+        return real(memdir, **kwargs)
+
+    monkeypatch.setattr(session_module, "scan_dir", counting)
+    scenario = SCENARIOS[0]
+    turn = scenario.turns[2]
+    with open_session(scenario, resolve_selector("oracle")) as opened:
+        reference = opened.session
+        plain = [play_turn(reference.fork(resolve_selector(s)), scenario, turn).to_dict()
+                 for s in ("bm25", "recency")]
+        alone = len(scans)
+        reference.scan_memo = {}
+        shared = [play_turn(reference.fork(resolve_selector(s)), scenario, turn).to_dict()
+                  for s in ("bm25", "recency")]
+    assert shared == plain
+    assert alone == 2 * (len(scans) - alone) and len(scans) > alone

@@ -166,6 +166,10 @@ class Session:
         self._read_file_state: dict[str, str] = {}
         self.turns: list[TurnRecord] = []
         self.compactions = 0
+        # Scans shared by sessions looking at the same files at the same moment (the
+        # forks of one gold-history turn); None scans afresh every time, as the system does.
+        self.scan_memo: dict[tuple[str, bool], tuple[tuple[MemoryHeader, ...],
+                                                     tuple[SkippedFile, ...]]] | None = None
 
     # ----------------------------------------------------------------- state
     @property
@@ -229,6 +233,17 @@ class Session:
         twin._read_file_state = dict(self._read_file_state)
         twin.turns = list(self.turns)
         return twin
+
+    def _scan(self, memdir: Path) -> tuple[tuple[MemoryHeader, ...], tuple[SkippedFile, ...]]:
+        """The memdir's headers and what was left out, from `scan_memo` when it has them."""
+        key = (str(memdir), self.compat.follow_symlinks_out_of_memdir)
+        if self.scan_memo is not None and key in self.scan_memo:
+            return self.scan_memo[key]
+        skips: list[SkippedFile] = []
+        scanned = tuple(scan_dir(memdir, follow_symlinks_out=key[1], skipped=skips))
+        if self.scan_memo is not None:
+            self.scan_memo[key] = (scanned, tuple(skips))
+        return scanned, tuple(skips)
 
     def compact(self) -> None:
         """Compaction: old attachments leave the transcript and the read-file state is
@@ -351,15 +366,11 @@ class Session:
         )
         already = self.surfaced_paths
         for scope, memdir in self.scope_dirs(plan.mentions):
-            skips: list[SkippedFile] = []
-            scanned = tuple(scan_dir(
-                memdir, follow_symlinks_out=self.compat.follow_symlinks_out_of_memdir,
-                skipped=skips,
-            ))
+            scanned, skips = self._scan(memdir)
             candidates = tuple(h for h in scanned if str(h.file_path) not in already)
             manifest = format_memory_manifest(list(candidates)) if candidates else ""
             plan.searches.append(DirSearch(scope, str(memdir), scanned, candidates, manifest,
-                                           skipped=tuple(skips)))
+                                           skipped=skips))
             if not candidates:
                 plan.requests.append(None)  # nothing left: no selector call for this dir
                 continue
