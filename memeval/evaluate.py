@@ -26,11 +26,10 @@ from tqdm import tqdm
 
 from memeval import __version__
 from memeval.errors import MemevalError
-from memeval.harness import Unit, run_group, run_unit
+from memeval.harness import Unit, run_group
 from memeval.interrupt import RunInterrupted, StopRequested, stop_on_signals
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
-from memeval.record import TurnResult
 from memeval.results import (
     CONFIG_FILE,
     RESULTS_FILE,
@@ -166,7 +165,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         written = 0
         with stop_on_signals() as stop, \
                 ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
-            futures = {pool.submit(_run_work, group, config, judges, tick, stop): group
+            futures = {pool.submit(run_group, group, config, judges, tick, stop): group
                        for group in work_groups(todo, config)}
             for future in as_completed(futures):
                 group = futures.pop(future)  # a finished future would hold its rows to the end
@@ -219,15 +218,6 @@ def work_groups(todo: Sequence[Unit], config: RunConfig) -> list[list[Unit]]:
         half = len(largest) // 2
         groups += [largest[:half], largest[half:]]
     return groups
-
-
-def _run_work(group: Sequence[Unit], config: RunConfig, judges: Sequence[Judge],
-              on_turn: Callable[[], None], stop: threading.Event
-              ) -> list[list[TurnResult] | Exception]:
-    """Each unit's rows, or the exception that cost that unit (and only it) its rows."""
-    if config.history == "gold":
-        return run_group(group, config, judges, on_turn, stop)
-    return [run_unit(unit, config, judges, on_turn, stop) for unit in group]
 
 
 def _unit_failure(unit: Unit, exc: BaseException) -> str:

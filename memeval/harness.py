@@ -223,59 +223,41 @@ def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0,
 def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
              on_turn: Callable[[], None] = lambda: None,
              stop: threading.Event | None = None) -> list[TurnResult]:
-    """Run one session and return its rows (nothing is written here).
+    """Run one session and return its rows (nothing is written here); see `run_group`.
 
-    Under `own` history the selector's session runs end to end. Under `gold` history
-    a reference session is driven by the gold labels (the oracle), and each turn is
-    played by the selector on a fork of it, so every selector starts every turn from
-    the same state (see `run_group`). When `stop` is set, the unit ends at the next
-    turn boundary with `StopRequested` (its rows are dropped; a resume replays it from
-    the cache).
+    When `stop` is set, the unit ends at the next turn boundary with `StopRequested`
+    (its rows are dropped; a resume replays it from the cache).
     """
-    if config.history == "gold":
-        (outcome,) = run_group([unit], config, judges, on_turn, stop)
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
-    scenario = unit.scenario
-    selector = build_selector(unit.selector_spec, config)
-    rows: list[TurnResult] = []
-    with open_session(scenario, selector, config.compat) as opened:
-        session, context = opened.session, Context()
-        for index, turn in enumerate(scenario.turns):
-            _check_stop(stop, scenario, turn)
-            if turn.compact_before:
-                session.compact()
-                context.clear()
-            in_context = context.keys()
-            record = play_turn(session, scenario, turn, unit.repeat, compact=False)
-            context.add(record)
-            rows.append(turn_result(
-                unit, index, turn, record, judges,
-                phase1_reachability(turn, opened.contexts["index"]),
-                root=str(opened.world.root), history=config.history, in_context=in_context,
-                earlier_relevant=context.earlier_relevant(scenario, index)))
-            on_turn()
-    return rows
+    (outcome,) = run_group([unit], config, judges, on_turn, stop)
+    if isinstance(outcome, BaseException):
+        raise outcome
+    return outcome
 
 
 def run_group(units: Sequence[Unit], config: RunConfig, judges: Sequence[Judge],
               on_turn: Callable[[], None] = lambda: None,
               stop: threading.Event | None = None
               ) -> list[list[TurnResult] | Exception]:
-    """Gold history for units of one scenario and repeat: one materialized world and one
-    reference walk (the oracle, driven by the labels), each selector playing each turn
-    on its own fork of it. Rows equal those of running each unit alone; the walk and the
-    files are paid once instead of once per selector.
+    """Run sessions of one scenario and repeat together and return each one's rows.
+
+    Under `own` history a group is one unit: its selector's session runs end to end.
+    Under `gold` history one materialized world and one reference walk (the oracle,
+    driven by the labels) serve every unit: each selector plays each turn on its own
+    fork of the reference, so all start every turn from the same state, and the forks
+    and the reference share the turn's memdir scan. Rows equal those of running each
+    unit alone; the files, the walk and the scans are paid once per group.
 
     Returns:
         Each unit's rows, in the order of `units`; a unit whose selector failed to
-        build or whose session broke gets its exception instead and leaves the walk,
-        so it costs only itself.
+        build or whose fork broke gets its exception instead and leaves the walk, so
+        it costs only itself.
     """
     scenario, repeat = units[0].scenario, units[0].repeat
-    if any(u.scenario is not scenario or u.repeat != repeat for u in units):
-        raise ValueError("run_group: units of one scenario and repeat only")
+    gold = config.history == "gold"
+    if any(u.scenario is not scenario or u.repeat != repeat for u in units) or \
+            (not gold and len(units) != 1):
+        raise ValueError("run_group: units of one scenario and repeat, one unit under "
+                         "own history")
     selectors: dict[int, Selector] = {}
     outcomes: list[list[TurnResult] | Exception] = []
     for i, unit in enumerate(units):
@@ -284,29 +266,35 @@ def run_group(units: Sequence[Unit], config: RunConfig, judges: Sequence[Judge],
             outcomes.append([])
         except Exception as exc:  # a selector that cannot start fails alone
             outcomes.append(exc)
-    with open_session(scenario, OracleSelector(), config.compat) as opened:
+    if not selectors:
+        return outcomes
+    driver = OracleSelector() if gold else selectors[0]
+    with open_session(scenario, driver, config.compat) as opened:
         session, context = opened.session, Context()
         for index, turn in enumerate(scenario.turns):
             _check_stop(stop, scenario, turn)
             if turn.compact_before:
-                session.compact()
+                session.compact()  # resets the driving selector
                 context.clear()
-                for selector in selectors.values():  # the forks' selectors forget too
+                for selector in selectors.values() if gold else ():  # and the forks'
                     reset = getattr(selector, "reset", None)
                     if callable(reset):
                         reset()
             in_context = context.keys()
-            # the forks and the reference see the same files at this turn: scan them once
-            session.scan_memo = {}
             records: dict[int, TurnRecord] = {}
-            for i, selector in list(selectors.items()):
-                try:
-                    records[i] = play_turn(session.fork(selector), scenario, turn, repeat,
-                                           compact=False)
-                except Exception as exc:  # a broken session leaves the walk, alone
-                    outcomes[i] = exc
-                    del selectors[i]
-            context.add(play_turn(session, scenario, turn, repeat, compact=False))
+            if gold:
+                session.scan_memo = {}  # this turn's files, scanned once for all forks
+                for i, selector in list(selectors.items()):
+                    try:
+                        records[i] = play_turn(session.fork(selector), scenario, turn,
+                                               repeat, compact=False)
+                    except Exception as exc:  # a broken fork leaves the walk, alone
+                        outcomes[i] = exc
+                        del selectors[i]
+            reference = play_turn(session, scenario, turn, repeat, compact=False)
+            context.add(reference)
+            if not gold:
+                records[0] = reference
             reachable = phase1_reachability(turn, opened.contexts["index"])
             earlier = context.earlier_relevant(scenario, index)
             first: TurnResult | None = None

@@ -151,7 +151,7 @@ def test_a_run_that_crashes_midway_is_marked_incomplete_then_resumes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(3):
         (tmp_path / f"s{i}.yaml").write_text(SCENARIO.format(id=f"s{i}"))
-    real = memeval.evaluate._run_work  # what a worker runs: a group of sessions
+    real = memeval.evaluate.run_group  # what a worker runs: a group of sessions
     calls: list[str] = []
 
     def dying(group, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -160,7 +160,7 @@ def test_a_run_that_crashes_midway_is_marked_incomplete_then_resumes(
             raise RuntimeError("the machine fell over")
         return real(group, *args, **kwargs)
 
-    monkeypatch.setattr(memeval.evaluate, "_run_work", dying)
+    monkeypatch.setattr(memeval.evaluate, "run_group", dying)
     out = tmp_path / "out"
     args = ["run", "--quiet", "--scenarios", str(tmp_path / "*.yaml"), "--out", str(out),
             "-s", "bm25", "--concurrency", "1"]
@@ -170,7 +170,7 @@ def test_a_run_that_crashes_midway_is_marked_incomplete_then_resumes(
     assert_not_a_finished_run(out)
     assert len({r.scenario for r in read_results(out)}) == 2
 
-    monkeypatch.setattr(memeval.evaluate, "_run_work", real)
+    monkeypatch.setattr(memeval.evaluate, "run_group", real)
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     assert "(1 sessions run, 2 resumed)" in result.output
