@@ -95,15 +95,10 @@ def test_rows_of_an_older_results_format_fail_with_one_line_naming_it(tmp_path):
 
 
 def test_repeated_manifests_and_headers_are_stored_once_and_read_back_whole(tmp_path):
-    from memeval.testing.synthetic import synthetic_rows
+    from memeval.testing.synthetic import synthetic_rows, write_rows
 
     rows = synthetic_rows(turns=6, selectors=("bm25", "recency"))
-    units: dict = {}
-    for row in rows:
-        units.setdefault(row.unit_key, []).append(row)
-    with ResultsWriter(tmp_path) as writer:
-        for unit in units.values():
-            writer.append_unit(unit)
+    write_rows(tmp_path, rows)
     back = read_results(tmp_path)
     assert [r.key for r in back] == [r.key for r in rows]
     for before, after in zip(rows, back, strict=True):
@@ -132,15 +127,10 @@ def test_repeated_manifests_and_headers_are_stored_once_and_read_back_whole(tmp_
 def test_a_memory_surfaced_by_many_rows_is_stored_once(tmp_path):
     """Rows keep references only: each surfaced memory's content, each candidate list
     and each verdict list is written once however many turns and selectors repeat it."""
-    from memeval.testing.synthetic import synthetic_rows
+    from memeval.testing.synthetic import synthetic_rows, write_rows
 
     rows = synthetic_rows(turns=8, selectors=("bm25", "recency", "oracle"))
-    units: dict = {}
-    for row in rows:
-        units.setdefault(row.unit_key, []).append(row)
-    with ResultsWriter(tmp_path) as writer:
-        for unit in units.values():
-            writer.append_unit(unit)
+    write_rows(tmp_path, rows)
     contents = [m["content"] for r in rows for m in r.record.get("surfaced") or ()]
     repeated = [c for c in set(contents) if contents.count(c) > 1]
     assert repeated, "the synthetic run must surface some memory more than once"

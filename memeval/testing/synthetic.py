@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -167,19 +168,25 @@ def synthetic_rows(*, turns: int = 20, selectors: tuple[str, ...] = ("bm25", "re
     return rows
 
 
+def write_rows(run_dir: Path, rows: Sequence[TurnResult], *, complete: bool = False) -> None:
+    """Append `rows` to a run folder a session unit at a time, as a run writes them."""
+    units: dict[tuple[str, str, int], list[TurnResult]] = {}
+    for row in rows:
+        units.setdefault(row.unit_key, []).append(row)
+    with ResultsWriter(Path(run_dir)) as writer:
+        for unit in units.values():
+            writer.append_unit(unit)
+        if complete:
+            writer.mark_complete()
+
+
 def write_synthetic_run(run_dir: Path, *, summary: bool = True, **options: Any) -> Path:
     """Write a synthetic run folder (rows, config and, unless told not to, the summary)."""
     from memeval.summary import summarize
 
     run_dir = Path(run_dir)
     rows = synthetic_rows(**options)
-    units: dict[tuple[str, str, int], list[TurnResult]] = {}
-    for row in rows:
-        units.setdefault(row.unit_key, []).append(row)
-    with ResultsWriter(run_dir) as writer:
-        for unit in units.values():
-            writer.append_unit(unit)
-        writer.mark_complete()
+    write_rows(run_dir, rows, complete=True)
     selectors = options.get("selectors", ("bm25", "recency"))
     config = {"config": {"selectors": list(selectors), "judges": list(options.get(
         "judges", ("gold",))), "seed": options.get("seed", 0), "repeats": 1},
