@@ -85,7 +85,12 @@ def test_an_unrecoverable_error_is_recorded_not_raised():
     assert not result.ok and "HTTP 500" in result.error
 
 
-def test_the_judge_grades_through_chat_completions():
+def test_the_judge_grades_through_chat_completions(monkeypatch):
+    from memeval.llm import set_default_client
+
+    monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
+    monkeypatch.delenv("MEMEVAL_MAX_COST", raising=False)
+    set_default_client(None)  # not a door an earlier test configured (a budget, say)
     with FakeMessagesServer() as server:
         judge = resolve_judge(f"openai:{MODEL}?base_url={server.url}/v1&structured=tool")
         judgement = judge.score(JudgeRequest(
