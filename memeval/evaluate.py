@@ -124,10 +124,11 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         raise MemevalError("no turn matches the subset asked for (--category, --tag, "
                            "--exclude-tag, --scenario); `memeval inspect` lists a "
                            "scenario's turns with their categories")
-    check_model_access(config)  # before configuring: a built client would count as access
-    llm_client = _configure_llm(config)
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
+    # before configuring the door: a configured client would count as access
+    check_model_access(config, [*selectors, *judges])
+    llm_client = _configure_llm(config, [*selectors, *judges])
     if llm_client is not None and llm_client.budget.max_cost is not None:
         from memeval.llm import LLMClient
 
@@ -276,30 +277,18 @@ def rebuild_run(run_dir: Path) -> dict[str, Any]:
     return finish_run(run_dir, extra, flag_incomplete=True)
 
 
-MODEL_SPECS = {"claude": "anthropic", "openai": "openai"}  # spec name -> transport
+def model_components(components: Iterable[Any]) -> list[Any]:
+    """The selectors and judges that call a model: those that name an endpoint."""
+    return [c for c in components
+            if callable(getattr(getattr(c, "endpoint", None), "has_access", None))]
 
 
-def _model_specs(config: RunConfig) -> list[str]:
-    return [spec for spec in (*config.selectors, *config.judges)
-            if spec.split("?")[0].split(":")[0] in MODEL_SPECS]
-
-
-def uses_model(config: RunConfig) -> bool:
+def uses_model(components: Iterable[Any]) -> bool:
     """Does any selector or judge of the run call a model?"""
-    return bool(_model_specs(config))
+    return bool(model_components(components))
 
 
-def _endpoint_of(spec: str) -> Any:
-    from memeval._spec import parse_spec
-    from memeval.llm.endpoint import Endpoint
-
-    parsed = parse_spec(spec)
-    params = dict(parsed.params)
-    return Endpoint(MODEL_SPECS[parsed.name], params.get("base_url") or None,  # type: ignore[arg-type]
-                    params.get("api_key_env") or None)
-
-
-def check_model_access(config: RunConfig) -> None:
+def check_model_access(config: RunConfig, components: Iterable[Any]) -> None:
     """Stop before any call when a model is asked for but nothing could answer it.
 
     Without a key every call would fail, and the run would be all errors; a cache
@@ -312,10 +301,9 @@ def check_model_access(config: RunConfig) -> None:
     if config.llm.replay or os.environ.get(REPLAY_ENV) or default_client_installed():
         return
     missing: dict[str, list[str]] = {}
-    for spec in _model_specs(config):
-        endpoint = _endpoint_of(spec)
-        if not endpoint.has_access():
-            missing.setdefault(endpoint.key_env, []).append(spec)
+    for component in model_components(components):
+        if not component.endpoint.has_access():
+            missing.setdefault(component.endpoint.key_env, []).append(component.name)
     if not missing:
         return
     named = "; ".join(f"{', '.join(map(repr, specs))} needs ${env}, which is not set"
@@ -327,9 +315,10 @@ def check_model_access(config: RunConfig) -> None:
         "(bm25, recency, oracle, ...) with the gold judge need no model.")
 
 
-def _configure_llm(config: RunConfig) -> Any:
-    """Set up the model door once for the run, before any Claude component is built."""
-    if not uses_model(config):
+def _configure_llm(config: RunConfig, components: Iterable[Any]) -> Any:
+    """Set up the model door once for the run, before any call (model components look
+    the door up on each use, so they may be built first)."""
+    if not uses_model(components):
         return None
     from memeval.llm import configure
     from memeval.llm.config import CONCURRENCY_ENV
