@@ -14,6 +14,7 @@ server that shares the run's cache, cassette, budget and call log.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import math
@@ -21,7 +22,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -59,9 +60,14 @@ DEFAULT_BATCH_WINDOW_S = 2.0  # long enough for concurrent sessions' calls to me
 DEFAULT_BATCH_MAX = 10_000  # well under the API's 100 000 requests / 256 MB per batch
 
 
-_CREATE_PARAMS = frozenset(inspect.signature(anthropic.resources.messages.Messages.create)
-                           .parameters) - {"self", "extra_body", "extra_headers",
-                                           "extra_query", "timeout"}
+@functools.cache
+def named_params(method: Callable[..., Any]) -> frozenset[str]:
+    """The body fields an SDK method takes as keywords (read once per method)."""
+    return frozenset(inspect.signature(method).parameters) - {
+        "self", "extra_body", "extra_headers", "extra_query", "timeout"}
+
+
+_CREATE_PARAMS = named_params(anthropic.resources.messages.Messages.create)
 
 
 def sdk_kwargs(body: dict[str, Any], named: frozenset[str] = _CREATE_PARAMS) -> dict[str, Any]:
@@ -215,28 +221,28 @@ class LLMClient:
                 self._async[loop] = pair
             return pair
 
-    def _create_kwargs(self, request: LLMRequest, sdk: Any) -> dict[str, Any]:
-        """The SDK call's keyword arguments for `request` on this endpoint's API."""
+    def _create_call(self, request: LLMRequest,
+                     sdk: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
+        """The SDK's raw-response create method for this endpoint's API, and the
+        keyword arguments that send `request` through it."""
         body = request.to_params()
         if self.target.transport == "openai":
-            body = chat_body(body, official=self.target.public)
-            named = frozenset(inspect.signature(sdk.chat.completions.create).parameters)
-            return sdk_kwargs(body, named - {"extra_body", "extra_headers", "extra_query",
-                                             "timeout"})
-        return sdk_kwargs(body)
+            resource = sdk.chat.completions
+            kwargs = sdk_kwargs(chat_body(body, official=self.target.public),
+                                named_params(type(resource).create))
+        else:
+            resource, kwargs = sdk.messages, sdk_kwargs(body)
+        return resource.with_raw_response.create, {**kwargs,
+                                                   "extra_headers": deadline_headers()}
 
     def _send(self, request: LLMRequest) -> Any:
-        sdk = self.sync_client
-        create = (sdk.chat.completions if self.target.transport == "openai"
-                  else sdk.messages).with_raw_response.create
-        raw = create(**self._create_kwargs(request, sdk), extra_headers=deadline_headers())
+        create, kwargs = self._create_call(request, self.sync_client)
+        raw = create(**kwargs)
         return raw, raw.parse()
 
     async def _asend(self, request: LLMRequest, sdk: Any) -> Any:
-        create = (sdk.chat.completions if self.target.transport == "openai"
-                  else sdk.messages).with_raw_response.create
-        raw = await create(**self._create_kwargs(request, sdk),
-                           extra_headers=deadline_headers())
+        create, kwargs = self._create_call(request, sdk)
+        raw = await create(**kwargs)
         parsed = raw.parse()  # awaitable for anthropic's async client, plain for openai's
         return raw, (await parsed if inspect.isawaitable(parsed) else parsed)
 
@@ -486,7 +492,9 @@ class LLMClient:
                            "have no token counter")
         body = request.to_params()
         body.pop("max_tokens", None)
-        return int(self.sync_client.messages.count_tokens(**_count_kwargs(body)).input_tokens)
+        named = named_params(anthropic.resources.messages.Messages.count_tokens)
+        return int(self.sync_client.messages.count_tokens(
+            **sdk_kwargs(body, named)).input_tokens)
 
     # -- many calls ---------------------------------------------------------------------
     def run_batch(self, items: Sequence[tuple[LLMRequest, int]], *,
@@ -505,15 +513,6 @@ class LLMClient:
                 return list(pool.map(lambda item: self.complete(item[0], repeat=item[1],
                                                                 validate=validate), items))
         return run_message_batch(self, [(r, n, validate) for r, n in items])
-
-def _count_kwargs(body: dict[str, Any]) -> dict[str, Any]:
-    params = frozenset(inspect.signature(anthropic.resources.messages.Messages.count_tokens)
-                       .parameters)
-    named = {k: v for k, v in body.items() if k in params}
-    extra = {k: v for k, v in body.items() if k not in params}
-    if extra:
-        named["extra_body"] = extra
-    return named
 
 
 def _request_id_of(exc: BaseException) -> str | None:
