@@ -138,7 +138,7 @@ class ClaudeJudge(PromptedModel):
         self.max_tokens = max_tokens
         self._client = client
         self.set_endpoint(self.transport, base_url, api_key_env, structured)
-        self.name = name or f"{'openai' if self.transport == 'openai' else 'claude'}:{self.model}"
+        self.name = name or f"{self.spec_name}:{self.model}"
 
     def _default_model(self) -> str:
         return os.environ.get(MODEL_ENV) or DEFAULT_JUDGE_MODEL

@@ -196,8 +196,7 @@ class ClaudeSelector(PromptedModel):
             options.append(f"prompt={self.template.name}")
         if self.stateful:
             options.append("stateful=1")
-        spec = "openai" if self.transport == "openai" else "claude"
-        return f"{spec}:{self.model}" + ("?" + "&".join(options) if options else "")
+        return f"{self.spec_name}:{self.model}" + ("?" + "&".join(options) if options else "")
 
     def _default_model(self) -> str:
         return default_selector_model()
