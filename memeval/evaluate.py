@@ -1,22 +1,24 @@
 """The main job: run scenarios × selectors × judges and write a run folder.
 
-A *unit* is one session: one scenario, one selector, one repeat. Units are
-independent (each gets its own materialized memory base and a fresh selector, so a
-stateful selector's conversation never leaks across sessions) and run concurrently;
-turns inside a unit run in order, as they would in a conversation. Each finished
-unit is appended to `results.jsonl` in one write, so an interrupted run resumes from
-the units already on disk and never evaluates a written turn twice.
+The work is cut into *units* (`memeval.harness.Unit`) that can run in any order.
+Under gold history every turn starts from a state known in advance (the reference
+walk's), so a selector without memory gets one unit per turn; a selector that
+remembers, and every selector under own history, gets one unit per stretch of
+turns between compactions (a compaction leaves nothing to carry over), whose turns
+run in order as in a conversation. Units run concurrently on one event loop
+(`memeval.runner`); each finished unit's rows are appended to `results.jsonl`
+together, so an interrupted run resumes from the turns already on disk and never
+evaluates a written turn twice.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import platform
 import sys
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,10 +28,11 @@ from tqdm import tqdm
 
 from memeval import __version__
 from memeval.errors import MemevalError
-from memeval.harness import Unit, run_group
-from memeval.interrupt import RunInterrupted, StopRequested, stop_on_signals
+from memeval.harness import Unit, carries_state, run_coroutine
+from memeval.interrupt import RunInterrupted, stop_on_signals
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
+from memeval.record import TurnResult
 from memeval.results import (
     CONFIG_FILE,
     RESULTS_FILE,
@@ -39,12 +42,15 @@ from memeval.results import (
     write_json,
 )
 from memeval.run_config import RunConfig
+from memeval.runner import run_units
 from memeval.scenarios import Scenario, load_many
 from memeval.scenarios.subset import select_turns
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
 from memeval.shards import Shard
 from memeval.summary import summarize
+
+SYNC_EVERY_S = 0.5  # rows wait at most this long before an fsync; their answers are cached
 
 
 @dataclass(frozen=True)
@@ -62,11 +68,36 @@ class RunOutcome:
 
 
 def plan_units(scenarios: Iterable[Scenario], config: RunConfig,
-               shard: Shard | None = None) -> list[Unit]:
-    """Every session unit of the run, or the share `shard` owns."""
-    units = [Unit(s, spec, r) for s in scenarios for spec in config.selectors
-             for r in range(config.repeats)]
+               shard: Shard | None = None, *,
+               remembers: Callable[[str], bool] = lambda spec: False,
+               split: bool = True) -> list[Unit]:
+    """Every unit of the run, or the share `shard` owns, world by world in turn order.
+
+    Args:
+        scenarios, config: what to run.
+        shard: keep only this share of the units.
+        remembers: whether a selector spec keeps state across turns (its gold-history
+            turns then run in order, a unit per stretch between compactions).
+        split: cut sessions into units at all; False gives one unit per session.
+    """
+    units = []
+    for scenario in scenarios:
+        for repeat in range(config.repeats):
+            pieces = [Unit(scenario, spec, repeat, start, stop)
+                      for spec in config.selectors
+                      for start, stop in _pieces(scenario, split and config.history == "gold"
+                                                 and not remembers(spec), split)]
+            units += sorted(pieces, key=lambda u: u.start)  # stable: selectors keep order
     return units if shard is None else [u for u in units if shard.owns(u.key)]
+
+
+def _pieces(scenario: Scenario, per_turn: bool, split: bool) -> list[tuple[int, int]]:
+    count = len(scenario.turns)
+    if per_turn:
+        return [(i, i + 1) for i in range(count)]
+    cuts = [0, *(i for i, t in enumerate(scenario.turns) if split and i and t.compact_before),
+            count]
+    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
 
 
 def run_config_record(config: RunConfig, selectors: Sequence[Selector],
@@ -144,52 +175,36 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_resumable(run_dir, config, shard)
 
-    units = plan_units(scenarios, config, shard)
-    with ResultsWriter(run_dir, retry_errors=retry_errors) as writer:
-        done = writer.completed_units()
-        todo = [u for u in units if u.key not in done]
+    remembers = {spec: carries_state(s) for spec, s in zip(config.selectors, selectors,
+                                                              strict=True)}
+    units = plan_units(scenarios, config, shard, remembers=remembers.__getitem__)
+    with ResultsWriter(run_dir, retry_errors=retry_errors, sync_every=SYNC_EVERY_S) as writer:
+        done = writer.completed_turns()
+        todo = [u for u in units
+                if any((*u.key[:3], i) not in done for i in u.turn_indices)]
         write_json(run_dir / CONFIG_FILE, {
             **run_config_record(config, selectors, judges),
             "scenario_errors": list(scenario_errors),
             "shard": None if shard is None else [shard.index, shard.count],
         })
-        total_turns = sum(len(u.scenario.turns) for u in todo)
-        bar = tqdm(total=total_turns, desc="memeval", unit="turn", disable=not progress,
-                   dynamic_ncols=True)
-        lock = threading.Lock()
+        bar = tqdm(total=sum(len(u.turn_indices) for u in todo), desc="memeval", unit="turn",
+                   disable=not progress, dynamic_ncols=True)
+        failures = UnitFailures()
 
-        def tick() -> None:
-            with lock:
-                bar.update(1)
+        def write(_unit: Unit, rows: list[TurnResult]) -> None:
+            writer.append_unit(rows)
 
-        unit_errors: list[str] = []
-        written = 0
-        with stop_on_signals() as stop, \
-                ThreadPoolExecutor(max_workers=max(1, config.concurrency)) as pool:
-            futures = {pool.submit(run_group, group, config, judges, tick, stop): group
-                       for group in work_groups(todo, config)}
-            for future in as_completed(futures):
-                group = futures.pop(future)  # a finished future would hold its rows to the end
-                if stop.is_set():
-                    for pending in futures:
-                        pending.cancel()  # units not started yet never start
-                try:
-                    outcomes = future.result()
-                except (StopRequested, CancelledError):
-                    continue
-                except Exception as exc:  # one broken session must not cost the others
-                    unit_errors.extend(_unit_failure(unit, exc) for unit in group)
-                    continue
-                for unit, outcome in zip(group, outcomes, strict=True):
-                    if isinstance(outcome, Exception):
-                        unit_errors.append(_unit_failure(unit, outcome))
-                    else:
-                        writer.append_unit(outcome)
-                        written += 1
+        with stop_on_signals() as stop:
+            run_coroutine(run_units(todo, config, judges, on_rows=write,
+                                    on_error=failures.add, on_turn=lambda: bar.update(1),
+                                    stop=stop))
         bar.close()
+        writer.flush()
+        unit_errors = failures.messages()
         if stop.is_set():
             (finish or finish_run)(run_dir, {"unit_errors": unit_errors})
-            raise RunInterrupted(written, len(todo) - written)
+            left = len(todo) - writer.units_written - failures.count
+            raise RunInterrupted(writer.units_written, left)
         extra: dict[str, Any] = {"unit_errors": unit_errors}
         if llm_client is not None:
             extra["llm"] = llm_client.summary()
@@ -202,29 +217,24 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
                       unit_errors=tuple(unit_errors), units_retried=writer.retried)
 
 
-def work_groups(todo: Sequence[Unit], config: RunConfig) -> list[list[Unit]]:
-    """The units as pieces of work. Under gold history the units of one scenario and
-    repeat share one reference walk and one set of files (`run_group`); groups are
-    halved while there are fewer of them than `concurrency`, so a run of few scenarios
-    still keeps that many sessions (and their model calls) in flight."""
-    if config.history != "gold":
-        return [[unit] for unit in todo]
-    by_key: dict[tuple[int, int], list[Unit]] = {}
-    for unit in todo:
-        by_key.setdefault((id(unit.scenario), unit.repeat), []).append(unit)
-    groups = list(by_key.values())
-    while len(groups) < config.concurrency and any(len(g) > 1 for g in groups):
-        largest = max(groups, key=len)
-        groups.remove(largest)
-        half = len(largest) // 2
-        groups += [largest[:half], largest[half:]]
-    return groups
+class UnitFailures:
+    """Units that raised, told once per session and cause: a world that failed to
+    build fails each of its turn units alike, and one line says so with the count."""
 
+    def __init__(self) -> None:
+        self._turns: dict[tuple[str, str], int] = {}
+        self.count = 0
 
-def _unit_failure(unit: Unit, exc: BaseException) -> str:
-    where = f"{unit.scenario.path} [{unit.selector_spec}, repeat {unit.repeat}]"
-    return (f"{where}: session failed with {type(exc).__name__}: {exc}; its turns have no "
-            "rows. Fix the cause and rerun the same command to evaluate just this session.")
+    def add(self, unit: Unit, exc: Exception) -> None:
+        where = f"{unit.scenario.path} [{unit.selector_spec}, repeat {unit.repeat}]"
+        cause = f"{type(exc).__name__}: {exc}"
+        self._turns[(where, cause)] = self._turns.get((where, cause), 0) + len(unit.turn_indices)
+        self.count += 1
+
+    def messages(self) -> list[str]:
+        return [f"{where}: {turns} turn(s) failed with {cause}; they have no rows. Fix the "
+                "cause and rerun the same command to evaluate just them."
+                for (where, cause), turns in self._turns.items()]
 
 
 def _check_resumable(run_dir: Path, config: RunConfig, shard: Shard | None) -> None:

@@ -9,12 +9,16 @@ oracle, via `use_labels`); the session never sees them.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from memeval.interrupt import StopRequested
 from memeval.judges.base import Judge, Judgement, JudgeRequest, MemoryVerdict
@@ -24,22 +28,36 @@ from memeval.record import TurnResult
 from memeval.run_config import CompatName, RunConfig
 from memeval.scenarios import MaterializedScenario, Scenario, Turn, materialize
 from memeval.selectors import resolve_selector
-from memeval.selectors.base import Selector
+from memeval.selectors.base import Selector, SyncSelector
 from memeval.selectors.baselines import OracleSelector
 from memeval.selectors.shuffle import ShuffledManifestSelector
 from memeval.session import Session, SurfacedRecord, TurnRecord
 from memeval.startup import StartupContext, StartupEnv, startup_context_for, startup_reachable
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class Unit:
+    """A piece of work that runs on its own: turns `start` up to `stop` (exclusive; None
+    is the end) of one scenario, under one selector and repeat. The runner plans a
+    turn per unit where a turn's start is known in advance (gold history, a selector
+    without memory) and a stretch between compactions otherwise."""
+
     scenario: Scenario
     selector_spec: str
     repeat: int
+    start: int = 0
+    stop: int | None = None
 
     @property
-    def key(self) -> tuple[str, str, int]:
-        return (self.scenario.id, self.selector_spec, self.repeat)
+    def turn_indices(self) -> range:
+        return range(self.start, len(self.scenario.turns) if self.stop is None else self.stop)
+
+    @property
+    def key(self) -> tuple[str, str, int, int]:
+        """(scenario, selector, repeat, first turn): what resume and shards go by."""
+        return (self.scenario.id, self.selector_spec, self.repeat, self.start)
 
 
 def gold_by_scope(scenario: Scenario, turn: Turn) -> dict[str, list[str]]:
@@ -79,9 +97,12 @@ def judge_request(turn: Turn, record: TurnRecord) -> JudgeRequest:
     )
 
 
-def _safe_score(judge: Judge, request: JudgeRequest) -> Judgement:
+async def ascore(judge: Judge, request: JudgeRequest) -> Judgement:
+    """One judge's grading; a judge that calls a model is awaited, a local one runs
+    inline. A failure is a recorded error, never a lost turn."""
     try:
-        return judge.score(request)
+        scoring = getattr(judge, "ascore", None)
+        return await scoring(request) if callable(scoring) else judge.score(request)
     except Exception as exc:  # a judge bug must not lose the selector's result
         return Judgement(
             turn_id=request.turn_id, judge=judge.name,
@@ -122,11 +143,10 @@ def selector_error(record: TurnRecord) -> str | None:
 
 
 def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
-                judges: Sequence[Judge], startup: Mapping[str, bool] | None = None,
+                judgements: Mapping[str, Judgement], startup: Mapping[str, bool] | None = None,
                 root: str = "", history: str = "own", in_context: tuple[str, ...] = (),
                 earlier_relevant: tuple[str, ...] = ()) -> TurnResult:
     """The results row of one turn: the record once, every judge's grading of it."""
-    request = judge_request(turn, record)
     shown = delivered(record)
     return TurnResult(
         scenario=unit.scenario.id, scenario_path=str(unit.scenario.path),
@@ -135,7 +155,7 @@ def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
         tags=turn.tags, answer=turn.answer, query=turn.query,
         relevant=tuple(sorted(turn.labels.relevant)),
         acceptable=tuple(sorted(turn.labels.acceptable)),
-        selected=request.selected,
+        selected=tuple(s.key for s in shown),
         discarded=bool(record.discarded) and not record.surfaced,
         skipped=record.skipped,
         surfaced_bytes=sum(utf8_len(s.content) for s in shown),
@@ -143,7 +163,7 @@ def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
         selector_error=selector_error(record),
         errors=tuple(record.errors),
         startup_reachable=dict(startup or {}),
-        judgements={judge.name: _safe_score(judge, request) for judge in judges},
+        judgements=dict(judgements),
         record=record.to_dict(),
         root=root,
         history=history,
@@ -170,24 +190,8 @@ class OpenSession:
 def open_session(scenario: Scenario, selector: Selector,
                  compat: CompatName = "faithful") -> Iterator[OpenSession]:
     """Materialize `scenario` in a temporary folder and start a session on it."""
-    with tempfile.TemporaryDirectory(prefix="memeval-") as tmp:
-        world = materialize(scenario, Path(tmp))
-        contexts = startup_contexts(world, scenario)
-        session = Session(
-            world.memory_base,
-            scenario.project_root,
-            cwd=world.cwd,
-            selector=selector,
-            agents={a.type: (None if a.scope == "none" else a.scope)
-                    for a in scenario.agents.values()},
-            now_ms=scenario.now_ms,
-            auto_memory_enabled=bool(scenario.flags.get("auto_memory", True)),
-            prefetch_enabled=bool(scenario.flags.get("prefetch", True)),
-            recall_mode=scenario.mode == "recall",
-            compat=compat,
-            startup_context=contexts[scenario.mode].text,
-        )
-        yield OpenSession(world, session, contexts)
+    with World(scenario, 0, RunConfig(compat=compat, history="own")) as world:
+        yield OpenSession(world.files, world.session(selector), world.contexts)
 
 
 def reads_labels(selector: Selector) -> bool:
@@ -223,104 +227,216 @@ def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0,
 def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
              on_turn: Callable[[], None] = lambda: None,
              stop: threading.Event | None = None) -> list[TurnResult]:
-    """Run one session and return its rows (nothing is written here); see `run_group`.
+    """Play one unit on its own world and return its rows (nothing is written here).
 
-    When `stop` is set, the unit ends at the next turn boundary with `StopRequested`
-    (its rows are dropped; a resume replays it from the cache).
+    The blocking door to `play_unit`, for callers without an event loop (the pytest
+    plugin, tests); the runner plays many units at once instead. When `stop` is set,
+    the unit ends at the next turn boundary with `StopRequested`.
     """
-    (outcome,) = run_group([unit], config, judges, on_turn, stop)
-    if isinstance(outcome, BaseException):
-        raise outcome
-    return outcome
+    async def one() -> list[TurnResult]:
+        with World(unit.scenario, unit.repeat, config) as world:
+            return await play_unit(world, unit, build_selector(unit.selector_spec, config),
+                                   judges, on_turn, stop)
+
+    return run_coroutine(one())
 
 
-def run_group(units: Sequence[Unit], config: RunConfig, judges: Sequence[Judge],
-              on_turn: Callable[[], None] = lambda: None,
-              stop: threading.Event | None = None
-              ) -> list[list[TurnResult] | Exception]:
-    """Run sessions of one scenario and repeat together and return each one's rows.
+def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run`, also from inside a running event loop (a sync Playwright session
+    in the same process runs one): then in a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
-    Under `own` history a group is one unit: its selector's session runs end to end.
-    Under `gold` history one materialized world and one reference walk (the oracle,
-    driven by the labels) serve every unit: each selector plays each turn on its own
-    fork of the reference, so all start every turn from the same state, and the forks
-    and the reference share the turn's memdir scan. Rows equal those of running each
-    unit alone; the files, the walk and the scans are paid once per group.
 
-    Returns:
-        Each unit's rows, in the order of `units`; a unit whose selector failed to
-        build or whose fork broke gets its exception instead and leaves the walk, so
-        it costs only itself.
-    """
-    scenario, repeat = units[0].scenario, units[0].repeat
-    gold = config.history == "gold"
-    if any(u.scenario is not scenario or u.repeat != repeat for u in units) or \
-            (not gold and len(units) != 1):
-        raise ValueError("run_group: units of one scenario and repeat, one unit under "
-                         "own history")
-    selectors: dict[int, Selector] = {}
-    outcomes: list[list[TurnResult] | Exception] = []
-    for i, unit in enumerate(units):
-        try:
-            selectors[i] = build_selector(unit.selector_spec, config)
-            outcomes.append([])
-        except Exception as exc:  # a selector that cannot start fails alone
-            outcomes.append(exc)
-    if not selectors:
-        return outcomes
-    driver = OracleSelector() if gold else selectors[0]
-    with open_session(scenario, driver, config.compat) as opened:
-        session, context = opened.session, Context()
-        for index, turn in enumerate(scenario.turns):
-            _check_stop(stop, scenario, turn)
+def carries_state(selector: Selector) -> bool:
+    """Whether `selector` remembers earlier turns (a stateful model conversation), so
+    its turns must run in order. A selector says so with `stateful`; one that does not
+    say, but can be `reset`, is taken to remember."""
+    inner = selector.inner if isinstance(selector, ShuffledManifestSelector) else selector
+    declared = getattr(inner, "stateful", None)
+    if declared is not None:
+        return bool(declared)
+    return callable(getattr(inner, "reset", None))
+
+
+def plays_locally(component: object) -> bool:
+    """Whether a selector computes on this machine (no model call): then its turns
+    run inline, which is faster than a thread and keeps label hand-over atomic."""
+    inner = component.inner if isinstance(component, ShuffledManifestSelector) else component
+    return isinstance(inner, SyncSelector)
+
+
+@dataclass(frozen=True)
+class TurnStart:
+    """The reference state a gold-history turn starts from: fork it, never play it."""
+
+    session: Session
+    in_context: tuple[str, ...]
+
+
+class ReferenceWalk:
+    """Gold history's reference session: the oracle, driven by the labels, plays every
+    turn in order; each turn's starting state is kept (as a fork, with that turn's
+    memdir scans shared) until every unit that needs it has taken it."""
+
+    def __init__(self, session: Session, scenario: Scenario, repeat: int,
+                 users: Mapping[int, int]) -> None:
+        self.session, self.scenario, self.repeat = session, scenario, repeat
+        self._users = dict(users)  # turn index -> units still to start from it
+        self._starts: dict[int, TurnStart] = {}
+        self._context = Context()
+        self._next = 0
+
+    def start_of(self, index: int) -> TurnStart:
+        while self._next <= index:
+            turn = self.scenario.turns[self._next]
             if turn.compact_before:
-                session.compact()  # resets the driving selector
+                self.session.compact()
+                self._context.clear()
+            self.session.scan_memo = {}  # this turn's files, scanned once for every fork
+            if self._users.get(self._next):
+                self._starts[self._next] = TurnStart(self.session.fork(self.session.selector),
+                                                     self._context.keys())
+            self._context.add(play_turn(self.session, self.scenario, turn, self.repeat,
+                                        compact=False))
+            self._next += 1
+        return self._starts[index]
+
+    def taken(self, index: int) -> None:
+        """A unit is done with turn `index`'s start; the last one frees it."""
+        self._users[index] -= 1
+        if not self._users[index]:
+            self._starts.pop(index, None)
+
+
+class World:
+    """One scenario and repeat on disk, shared by every unit that plays it: the
+    materialized files (written once), both startup contexts and, under gold history,
+    the reference walk. Files are never changed by a turn, so units may share them.
+
+    Args:
+        scenario, repeat: what to materialize.
+        config: history, compat and manifest shuffling.
+        units: the units that will play here (for when each turn's start may be freed);
+            by default every turn is kept until the world closes.
+    """
+
+    def __init__(self, scenario: Scenario, repeat: int, config: RunConfig,
+                 units: Sequence[Unit] = ()) -> None:
+        self.scenario, self.repeat, self.config = scenario, repeat, config
+        self._tmp = tempfile.TemporaryDirectory(prefix="memeval-")
+        try:
+            self.files = materialize(scenario, Path(self._tmp.name))
+            self.contexts = startup_contexts(self.files, scenario)
+            self.walk: ReferenceWalk | None = None
+            if config.history == "gold":
+                users = dict.fromkeys(range(len(scenario.turns)), 1 << 30) if not units \
+                    else Counter(i for u in units for i in u.turn_indices)
+                self.walk = ReferenceWalk(self.session(OracleSelector()), scenario, repeat,
+                                          users)
+        except BaseException:
+            self._tmp.cleanup()
+            raise
+
+    def session(self, selector: Selector) -> Session:
+        """A fresh session on these files, as the scenario starts it."""
+        scenario = self.scenario
+        return Session(
+            self.files.memory_base,
+            scenario.project_root,
+            cwd=self.files.cwd,
+            selector=selector,
+            agents={a.type: (None if a.scope == "none" else a.scope)
+                    for a in scenario.agents.values()},
+            now_ms=scenario.now_ms,
+            auto_memory_enabled=bool(scenario.flags.get("auto_memory", True)),
+            prefetch_enabled=bool(scenario.flags.get("prefetch", True)),
+            recall_mode=scenario.mode == "recall",
+            compat=self.config.compat,
+            startup_context=self.contexts[scenario.mode].text,
+        )
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def __enter__(self) -> World:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequence[Judge],
+                    on_turn: Callable[[], None] = lambda: None,
+                    stop: threading.Event | None = None) -> list[TurnResult]:
+    """Play a unit's turns in order on `world` and return their rows.
+
+    Under `own` history the unit's selector lives its own session: a unit that starts
+    at a compaction starts from a fresh session, which is the state compaction leaves.
+    Under `gold` history every turn is a fork of the reference walk's state for that
+    turn, so every selector starts every turn alike; a stateful selector keeps its
+    conversation across the unit's turns and forgets it at a compaction. Model calls
+    are awaited (many units share one event loop); local selectors and judges run
+    inline.
+    """
+    scenario, repeat, gold = unit.scenario, unit.repeat, world.walk is not None
+    rows: list[TurnResult] = []
+    own: Session | None = None
+    context = Context()
+    for index in unit.turn_indices:
+        turn = scenario.turns[index]
+        _check_stop(stop, scenario, turn)
+        later = index > unit.start
+        if world.walk is not None:
+            start = world.walk.start_of(index)
+            if later and turn.compact_before:
+                _reset(selector)
+            session, in_context = start.session.fork(selector), start.in_context
+            world.walk.taken(index)
+        else:
+            if own is None:  # at the start, or at a compaction: nothing carried over
+                own = world.session(selector)
+            elif turn.compact_before:
+                own.compact()
                 context.clear()
-                for selector in selectors.values() if gold else ():  # and the forks'
-                    reset = getattr(selector, "reset", None)
-                    if callable(reset):
-                        reset()
-            in_context = context.keys()
-            records: dict[int, TurnRecord] = {}
-            if gold:
-                session.scan_memo = {}  # this turn's files, scanned once for all forks
-                for i, selector in list(selectors.items()):
-                    try:
-                        records[i] = play_turn(session.fork(selector), scenario, turn,
-                                               repeat, compact=False)
-                    except Exception as exc:  # a broken fork leaves the walk, alone
-                        outcomes[i] = exc
-                        del selectors[i]
-            reference = play_turn(session, scenario, turn, repeat, compact=False)
-            context.add(reference)
-            if not gold:
-                records[0] = reference
-            reachable = phase1_reachability(turn, opened.contexts["index"])
-            earlier = context.earlier_relevant(scenario, index)
-            first: TurnResult | None = None
-            for i, record in records.items():
-                row = turn_result(units[i], index, turn, record, judges, reachable,
-                                  root=str(opened.world.root), history=config.history,
-                                  in_context=in_context, earlier_relevant=earlier)
-                first = first or row
-                _share_scans(first, row)
-                rows = outcomes[i]
-                assert not isinstance(rows, Exception)
-                rows.append(row)
-                on_turn()
-    return outcomes
+            session, in_context = own, context.keys()
+        record = await aplay_turn(session, scenario, turn, repeat)
+        if not gold:
+            context.add(record)
+        request = judge_request(turn, record)
+        judgements = {judge.name: await ascore(judge, request) for judge in judges}
+        rows.append(turn_result(unit, index, turn, record, judgements,
+                                phase1_reachability(turn, world.contexts["index"]),
+                                root=str(world.files.root), history=world.config.history,
+                                in_context=in_context,
+                                earlier_relevant=Context.earlier_relevant(scenario, index)))
+        on_turn()
+    return rows
 
 
-def _share_scans(first: TurnResult, row: TurnResult) -> None:
-    """Every fork of a turn scanned the same memdirs: hold what their scans have alike
-    (manifest, candidates) once, not once per selector, while a group's rows wait to be
-    written. Only equal values are replaced, by the same value."""
-    for mine, theirs in zip(row.record.get("dirs") or (), first.record.get("dirs") or (),
-                            strict=False):
-        if isinstance(mine, dict) and isinstance(theirs, dict) and mine is not theirs:
-            for key, value in theirs.items():
-                if key in mine and mine[key] == value:
-                    mine[key] = value
+async def aplay_turn(session: Session, scenario: Scenario, turn: Turn,
+                     repeat: int = 0) -> TurnRecord:
+    """`play_turn` (compaction left to the caller) for a session in an event loop:
+    a model selector's calls are awaited, a local selector runs inline."""
+    if plays_locally(session.selector):
+        return play_turn(session, scenario, turn, repeat, compact=False)
+    return await session.aturn(
+        turn.query,
+        tool_events=[{"tool": e.tool, "ok": e.ok, "path": e.path} for e in turn.tool_events],
+        used_tools=turn.used_tools,
+        turn_id=turn.id,
+        repeat=repeat,
+    )
+
+
+def _reset(selector: Selector) -> None:
+    reset = getattr(selector, "reset", None)
+    if callable(reset):
+        reset()
 
 
 def _check_stop(stop: threading.Event | None, scenario: Scenario, turn: Turn) -> None:

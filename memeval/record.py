@@ -111,7 +111,7 @@ class TurnResult:
         return (self.scenario, self.turn_id, self.selector, self.repeat)
 
     @property
-    def unit_key(self) -> tuple[str, str, int]:
+    def session_key(self) -> tuple[str, str, int]:
         """The session the row belongs to: (scenario, selector, repeat)."""
         return (self.scenario, self.selector, self.repeat)
 

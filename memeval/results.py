@@ -1,17 +1,19 @@
 """The run folder's source of truth: `results.jsonl`, written so nothing is ever lost.
 
-Rows are appended a whole session unit at a time (all turns of one scenario ×
-selector × repeat in one `write` followed by `fsync`), and every row carries the size
-of its unit. A run killed at any point leaves at most one unit short of rows (or one
-torn line); on resume that unit is cut from the file and recomputed, so the final file
-holds each row exactly once. A lock file makes a second run on the same folder refuse
-to start instead of interleaving rows with the first.
+Rows are appended a whole unit at a time (all its turns in one `write`; a unit is a
+turn, or a stretch of a session's turns, see `memeval.evaluate`), fsynced at once or
+with the units that finish within `sync_every` seconds, and every row carries its
+unit's first turn and size. A run killed at any point leaves at most one unit short
+of rows (or one torn line); on resume that unit is cut from the file and recomputed,
+so the final file holds each row exactly once. A lock file makes a second run on the
+same folder refuse to start instead of interleaving rows with the first.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -145,7 +147,7 @@ class UnitReader:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = _folder(run_dir)
         self.path = self.run_dir / RESULTS_FILE
-        self.units: dict[tuple[str, str, int], list[int]] = {}
+        self.units: dict[tuple[str, str, int, int], list[int]] = {}
         offset = 0
         for _, row, size in _lines_with_sizes(self.path):
             self.units.setdefault(unit_key(row), []).append(offset)
@@ -153,7 +155,7 @@ class UnitReader:
         self._payloads = PayloadFile(self.run_dir / PAYLOADS_FILE)
         self._resolver = Resolver(self._payloads)
 
-    def rows(self, key: tuple[str, str, int]) -> list[TurnResult]:
+    def rows(self, key: tuple[str, str, int, int]) -> list[TurnResult]:
         out = []
         with self.path.open("rb") as handle:
             for offset in self.units[key]:
@@ -232,17 +234,23 @@ class ResultsWriter:
     selector or judge error counts as not done: its rows are cut and it runs again.
     """
 
-    def __init__(self, run_dir: Path, *, retry_errors: bool = False) -> None:
+    def __init__(self, run_dir: Path, *, retry_errors: bool = False,
+                 sync_every: float = 0.0) -> None:
         self.run_dir = run_dir
         self.retry_errors = retry_errors
+        self.sync_every = sync_every  # seconds rows may wait in memory before a durable write
         self.retried = 0  # finished units cut on entry because they had errors
         self.path = run_dir / RESULTS_FILE
         self._lock = FileLock(str(run_dir / LOCK_FILE))
         self._handle: Any = None
         self._payload_handle: Any = None
         self._payloads = PayloadStore()
-        self._units: set[tuple[str, str, int]] = set()
-        self.row_count = 0  # complete rows in the file, kept up to date as units append
+        self._turns: set[tuple[str, str, int, int]] = set()
+        self._waiting: list[bytes] = []
+        self._waiting_payloads: list[bytes] = []
+        self._synced = time.monotonic()
+        self.row_count = 0  # complete rows, on disk or about to be, as units append
+        self.units_written = 0  # units appended by this writer
 
     def __enter__(self) -> ResultsWriter:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -263,35 +271,54 @@ class ResultsWriter:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        for handle in (self._handle, self._payload_handle):
-            if handle is not None:
-                handle.close()
-        self._lock.release()
-        Path(self._lock.lock_file).unlink(missing_ok=True)  # leave no litter in the folder
+        try:
+            if self._handle is not None:
+                self.flush()
+        finally:
+            for handle in (self._handle, self._payload_handle):
+                if handle is not None:
+                    handle.close()
+            self._lock.release()
+            Path(self._lock.lock_file).unlink(missing_ok=True)  # leave no litter
 
     def mark_complete(self) -> None:
         """Called once summary and report are written: the folder is a finished run."""
         (self.run_dir / INCOMPLETE_MARKER).unlink(missing_ok=True)
 
-    def completed_units(self) -> set[tuple[str, str, int]]:
-        return set(self._units)
+    def completed_turns(self) -> set[tuple[str, str, int, int]]:
+        """(scenario, selector, repeat, turn index) of every turn whose unit is on disk
+        in full: what a resume skips, whatever units the rows were written in."""
+        return set(self._turns)
 
     def append_unit(self, results: Sequence[TurnResult]) -> None:
-        """Append all rows of one session unit in a single durable write."""
+        """Append all rows of one unit together: they reach the disk in one write, and
+        are fsynced at once or, with `sync_every`, with the next units within that many
+        seconds (a killed run loses at most those; their answers are in the cache)."""
         if not results:
             return
-        rows = [{**r.to_dict(self._payloads), "unit_size": len(results)} for r in results]
-        pending = self._payloads.pending()
-        if pending:
-            self._payload_handle.write(b"".join(_dump({"h": h, "v": v})
-                                                for h, v in pending.items()))
-            self._payload_handle.flush()
-            os.fsync(self._payload_handle.fileno())
-        self._handle.write(b"".join(_dump(row) for row in rows))
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-        self._units.add(results[0].unit_key)
+        start = results[0].turn_index
+        rows = [{**r.to_dict(self._payloads), "unit_size": len(results), "unit_start": start}
+                for r in results]
+        self._waiting_payloads += [_dump({"h": h, "v": v})
+                                   for h, v in self._payloads.pending().items()]
+        self._waiting.append(b"".join(_dump(row) for row in rows))
+        self._turns.update(turn_key(row) for row in rows)
         self.row_count += len(rows)
+        self.units_written += 1
+        if time.monotonic() - self._synced >= self.sync_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Make every appended row durable: new payloads first, so no row on disk
+        points at a payload that is not."""
+        for handle, waiting in ((self._payload_handle, self._waiting_payloads),
+                                (self._handle, self._waiting)):
+            if waiting:
+                handle.write(b"".join(waiting))
+                handle.flush()
+                os.fsync(handle.fileno())
+                waiting.clear()
+        self._synced = time.monotonic()
 
     def _drop_incomplete_units(self) -> None:
         """Cut what a killed run left unfinished and note what is done, holding only
@@ -302,12 +329,14 @@ class ResultsWriter:
         with self.path.open("rb") as handle:
             handle.seek(max(size - 1, 0))
             torn = size > 0 and handle.read(1) != b"\n"
-        counts: dict[tuple[str, str, int], int] = {}
-        sizes: dict[tuple[str, str, int], set[int]] = {}
-        errored: set[tuple[str, str, int]] = set()
+        counts: dict[tuple[str, str, int, int], int] = {}
+        sizes: dict[tuple[str, str, int, int], set[int]] = {}
+        errored: set[tuple[str, str, int, int]] = set()
+        turns: dict[tuple[str, str, int, int], list[int]] = {}
         total = 0
         for _, row in _lines(self.path):
             key = unit_key(row)
+            turns.setdefault(key, []).append(int(row.get("turn_index", 0)))
             counts[key] = counts.get(key, 0) + 1
             sizes.setdefault(key, set()).add(int(row.get("unit_size", 0) or 0))
             if self.retry_errors and row_errored(row):
@@ -316,7 +345,7 @@ class ResultsWriter:
         done = {k for k, n in counts.items() if sizes[k] == {n}}
         self.retried = len(done & errored)
         done -= errored  # they run again; answers that succeeded come from the cache
-        self._units = done
+        self._turns = {(*key[:3], i) for key in done for i in turns[key]}
         self.row_count = sum(counts[k] for k in done)
         if torn or self.row_count != total:
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -338,14 +367,22 @@ def row_errored(row: Mapping[str, Any]) -> bool:
         isinstance(j, Mapping) and j.get("error") for j in row.get("judgements") or ())
 
 
-def unit_key(row: Mapping[str, Any]) -> tuple[str, str, int]:
-    """The session a stored row belongs to: (scenario, selector, repeat)."""
-    return (str(row["scenario"]), str(row["selector"]), int(row.get("repeat", 0)))
+def unit_key(row: Mapping[str, Any]) -> tuple[str, str, int, int]:
+    """The unit a stored row was written in: (scenario, selector, repeat, first turn).
+    Rows of memeval before turn units have no first turn: theirs was a whole session."""
+    return (str(row["scenario"]), str(row["selector"]), int(row.get("repeat", 0)),
+            int(row.get("unit_start", 0)))
+
+
+def turn_key(row: Mapping[str, Any]) -> tuple[str, str, int, int]:
+    """(scenario, selector, repeat, turn index) of a stored row."""
+    return (str(row["scenario"]), str(row["selector"]), int(row.get("repeat", 0)),
+            int(row.get("turn_index", 0)))
 
 
 def complete_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows whose session unit was written in full (a killed run may leave one short)."""
-    counts: dict[tuple[str, str, int], int] = {}
+    counts: dict[tuple[str, str, int, int], int] = {}
     for row in rows:
         counts[unit_key(row)] = counts.get(unit_key(row), 0) + 1
     return [row for row in rows if counts[unit_key(row)] == row.get("unit_size", 0)]

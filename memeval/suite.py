@@ -318,7 +318,7 @@ class SuiteStore:
     # -- merging and writing --------------------------------------------------------------
     def units_rows(self) -> dict[UnitKey, list[TurnResult]]:
         """Rows of every unit this process ran, by unit key (what a worker sends)."""
-        return {outcome.rows[0].unit_key: outcome.rows
+        return {outcome.rows[0].session_key: outcome.rows
                 for outcome in self._units.values() if outcome.rows}
 
     def merge(self, units: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
@@ -326,7 +326,7 @@ class SuiteStore:
         for rows in units.values():
             results = [TurnResult.from_dict(r) for r in rows]
             if results:
-                self.foreign.setdefault(results[0].unit_key, results)
+                self.foreign.setdefault(results[0].session_key, results)
 
     def all_units(self) -> dict[UnitKey, list[TurnResult]]:
         merged = dict(self.foreign)

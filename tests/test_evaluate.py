@@ -141,10 +141,11 @@ def test_an_interrupted_run_resumes_to_the_same_rows(tmp_path, scenario_path):
     evaluate(_config(scenario_path), partial, progress=False)
     results = partial / RESULTS_FILE
     lines = results.read_bytes().splitlines(keepends=True)
-    results.write_bytes(b"".join(lines[:4]) + lines[4][:10])  # killed inside unit two
+    results.write_bytes(b"".join(lines[:4]) + lines[4][:10])  # killed inside unit five
     (partial / INCOMPLETE_MARKER).write_text("x")
     outcome = evaluate(_config(scenario_path), partial, progress=False)
-    assert outcome.units_resumed == 1 and outcome.units_run == 2
+    # gold history, selectors without memory: a unit per turn, so four whole rows stay
+    assert outcome.units_resumed == 4 and outcome.units_run == len(lines) - 4
     got = sorted(json.dumps({k: v for k, v in r.to_dict().items() if k != "record"},
                             sort_keys=True) for r in read_results(results))
     assert got == expected
@@ -229,26 +230,26 @@ def test_phase1_reachability_counts_index_lines_that_survive(tmp_path):
 
 def test_a_session_that_crashes_costs_only_itself_and_reruns_alone(
         tmp_path, scenario_path, monkeypatch):
-    import memeval.harness as evaluate_module
+    import memeval.runner as runner_module
 
-    real = evaluate_module.build_selector
+    real = runner_module.build_selector
 
     def flaky(spec, config):
         if spec == "none":
             raise RuntimeError("selector could not start")
         return real(spec, config)
 
-    monkeypatch.setattr(evaluate_module, "build_selector", flaky)
+    monkeypatch.setattr(runner_module, "build_selector", flaky)
     run_dir = tmp_path / "run"
     outcome = evaluate(_config(scenario_path), run_dir, progress=False)
     assert outcome.rows == 6  # oracle and bm25 kept
-    assert len(outcome.unit_errors) == 1
-    assert "tiny.yaml [none, repeat 0]" in outcome.unit_errors[0]
+    assert len(outcome.unit_errors) == 1  # its three turn units, told once
+    assert "tiny.yaml [none, repeat 0]: 3 turn(s) failed" in outcome.unit_errors[0]
     assert "RuntimeError: selector could not start" in outcome.unit_errors[0]
     assert (run_dir / INCOMPLETE_MARKER).exists()
-    monkeypatch.setattr(evaluate_module, "build_selector", real)
+    monkeypatch.setattr(runner_module, "build_selector", real)
     again = evaluate(_config(scenario_path), run_dir, progress=False)
-    assert (again.units_run, again.units_resumed, again.rows) == (1, 2, 9)
+    assert (again.units_run, again.units_resumed, again.rows) == (3, 6, 9)
     assert not (run_dir / INCOMPLETE_MARKER).exists()
 
 

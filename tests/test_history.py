@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import replace
 from typing import ClassVar
@@ -15,6 +16,8 @@ from memeval.judges import resolve_judge
 from memeval.metrics import score_results
 from memeval.run_config import RunConfig, bundled_fixtures_dir
 from memeval.scenarios import load
+from memeval.selectors import SELECTORS
+from memeval.selectors.base import SelectionResult, SyncSelector
 from memeval.testing.synthetic import synthetic_rows
 
 SCENARIOS = [load(bundled_fixtures_dir() / "scenarios" / name) for name in (
@@ -111,28 +114,67 @@ def test_only_the_oracle_is_handed_the_labels() -> None:
     assert Snoop.seen == []
 
 
-def test_a_group_sharing_one_reference_walk_gives_each_units_own_rows() -> None:
-    """`run_group` (one world, one oracle walk for all selectors of a scenario) must give
-    exactly the rows each unit gives alone, stateful and shuffling selectors included."""
-    from memeval.evaluate import work_groups
-    from memeval.harness import run_group
-    from memeval.record import PayloadStore
+class Rememberer(SyncSelector):
+    """A local selector with memory: it never picks a file twice until reset, so its
+    rows depend on playing its turns in order and on compactions resetting it."""
 
-    specs = ("bm25", "recency", "random?seed=3", "oracle", "none")
-    config = RunConfig(selectors=specs, history="gold", shuffle_manifest=True)
-    judges = [resolve_judge("gold")]
-    for scenario in SCENARIOS:
-        units = [Unit(scenario, spec, 1) for spec in specs]
-        grouped = run_group(units, config, judges)
-        for unit, together in zip(units, grouped, strict=True):
-            alone = run_unit(unit, replace(config, selectors=(unit.selector_spec,)), judges)
-            assert [r.to_dict(PayloadStore()) for r in together] == \
-                [r.to_dict(PayloadStore()) for r in alone], (scenario.id, unit.selector_spec)
-    planned = [Unit(s, spec, 0) for s in SCENARIOS for spec in specs]
-    assert [len(g) for g in work_groups(planned, replace(config, concurrency=2))] == [5, 5, 5]
-    assert sorted(len(g) for g in work_groups(planned, replace(config, concurrency=6))) \
-        == [2, 2, 2, 3, 3, 3]
-    assert len(work_groups(planned, replace(config, history="own"))) == 15
+    stateful = True
+
+    def __init__(self) -> None:
+        self.name = REMEMBERER
+        self.picked: set[str] = set()
+
+    def reset(self) -> None:
+        self.picked.clear()
+
+    def select(self, request):
+        fresh = [n for n in sorted(request.filenames) if n not in self.picked][:1]
+        self.picked.update(fresh)
+        return SelectionResult(names=tuple(fresh))
+
+
+REMEMBERER = "test-history-rememberer"
+SELECTORS.register(REMEMBERER, Rememberer)
+
+
+def _played(units, config) -> list[str]:
+    from memeval.harness import run_coroutine
+    from memeval.record import PayloadStore
+    from memeval.runner import run_units
+
+    rows: list = []
+
+    def fail(unit, exc):
+        raise AssertionError(f"{unit.key}: {exc!r}")
+
+    run_coroutine(run_units(units, config, [resolve_judge("gold")],
+                            on_rows=lambda unit, got: rows.extend(got), on_error=fail))
+    return sorted(json.dumps(r.to_dict(PayloadStore()), sort_keys=True) for r in rows)
+
+
+@pytest.mark.parametrize("history", ["gold", "own"])
+def test_sessions_cut_into_units_give_the_rows_of_whole_sessions(history) -> None:
+    """A unit per turn (gold history, no memory) or per stretch between compactions
+    (memory, or own history), played in any interleaving on shared worlds, must give
+    exactly the rows of playing every session whole and alone."""
+    from memeval.evaluate import plan_units
+
+    specs = ("bm25", "recency", "random?seed=3", "oracle", "none", REMEMBERER)
+    config = RunConfig(selectors=specs, history=history, shuffle_manifest=True,
+                       concurrency=3)
+    remembers = REMEMBERER.__eq__
+    cut = plan_units(SCENARIOS, config, remembers=remembers)
+    whole = plan_units(SCENARIOS, config, remembers=remembers, split=False)
+    stretches = sum(1 + sum(1 for t in s.turns[1:] if t.compact_before) for s in SCENARIOS)
+    turns = sum(len(s.turns) for s in SCENARIOS)
+    kinds = Counter(u.selector_spec for u in cut)
+    if history == "gold":
+        assert kinds["bm25"] == turns and kinds[REMEMBERER] == stretches
+    else:
+        assert set(kinds.values()) == {stretches} and stretches > len(SCENARIOS)
+    assert len(whole) == len(SCENARIOS) * len(specs)
+    alone = [row for unit in whole for row in _played([unit], config)]
+    assert _played(cut, config) == sorted(alone)
 
 
 def test_forks_of_one_turn_share_one_scan_and_get_the_same_records(monkeypatch) -> None:

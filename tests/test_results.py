@@ -31,7 +31,9 @@ def test_units_are_appended_whole_and_reported_complete(tmp_path):
     with ResultsWriter(tmp_path) as writer:
         writer.append_unit(_unit("a"))
         writer.append_unit(_unit("b", turns=3))
-        assert writer.completed_units() == {("a", "bm25", 0), ("b", "bm25", 0)}
+        assert writer.completed_turns() == {("a", "bm25", 0, 0), ("a", "bm25", 0, 1),
+                                            ("b", "bm25", 0, 0), ("b", "bm25", 0, 1),
+                                            ("b", "bm25", 0, 2)}
     rows = read_results(tmp_path)
     assert [r.turn_id for r in rows] == ["t0", "t1", "t0", "t1", "t2"]
     assert {r["unit_size"] for r in _stored(tmp_path / RESULTS_FILE)
@@ -47,7 +49,7 @@ def test_a_torn_last_line_is_dropped_with_its_unit_on_resume(tmp_path):
     path.write_bytes(data[:-7])  # a kill in the middle of the last row
     assert len(read_results(path)) == 3
     with ResultsWriter(tmp_path) as writer:
-        assert writer.completed_units() == {("a", "bm25", 0)}
+        assert writer.completed_turns() == {("a", "bm25", 0, 0), ("a", "bm25", 0, 1)}
     assert [r.scenario for r in read_results(path)] == ["a", "a"]
 
 
@@ -58,7 +60,7 @@ def test_a_unit_short_of_rows_is_cut_so_no_row_is_kept_twice(tmp_path):
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with ResultsWriter(tmp_path) as writer:
-        assert writer.completed_units() == {("a", "bm25", 0)}
+        assert writer.completed_turns() == {("a", "bm25", 0, 0), ("a", "bm25", 0, 1)}
         writer.append_unit(_unit("b"))
     assert [(r.scenario, r.turn_id) for r in read_results(path)] == [
         ("a", "t0"), ("a", "t1"), ("b", "t0"), ("b", "t1"),

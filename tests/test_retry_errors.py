@@ -64,4 +64,4 @@ def test_without_the_flag_a_finished_run_resumes_to_itself(tmp_path, monkeypatch
         calls = len(server.message_requests())
         code, output = run(out, server)
         assert len(server.message_requests()) == calls
-    assert code == 3 and "0 sessions run, 4 resumed" in output
+    assert code == 3 and "0 units run, 74 resumed" in output

@@ -178,7 +178,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     retried = f", {outcome.units_retried} of them again for errors" \
         if outcome.units_retried else ""
     click.echo(f"{outcome.rows} rows in {run_dir} "
-               f"({outcome.units_run} sessions run{retried}, {outcome.units_resumed} resumed)")
+               f"({outcome.units_run} units run{retried}, {outcome.units_resumed} resumed)")
     table = outcome.summary.get("table")
     if table:
         click.echo(table)

@@ -172,7 +172,7 @@ def write_rows(run_dir: Path, rows: Sequence[TurnResult], *, complete: bool = Fa
     """Append `rows` to a run folder a session unit at a time, as a run writes them."""
     units: dict[tuple[str, str, int], list[TurnResult]] = {}
     for row in rows:
-        units.setdefault(row.unit_key, []).append(row)
+        units.setdefault(row.session_key, []).append(row)
     with ResultsWriter(Path(run_dir)) as writer:
         for unit in units.values():
             writer.append_unit(unit)

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import memeval.evaluate
+import memeval.runner
 from memeval.cli import cli
 from memeval.results import (
     CONFIG_FILE,
@@ -151,29 +152,28 @@ def test_a_run_that_crashes_midway_is_marked_incomplete_then_resumes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(3):
         (tmp_path / f"s{i}.yaml").write_text(SCENARIO.format(id=f"s{i}"))
-    real = memeval.evaluate.run_group  # what a worker runs: a group of sessions
-    calls: list[str] = []
+    real = memeval.runner.play_unit  # what the runner plays: one unit of a session
 
-    def dying(group, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls.append(group[0].scenario.id)
-        if len(calls) == 2:
+    async def dying(world, unit, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if unit.scenario.id == "s1":
             raise RuntimeError("the machine fell over")
-        return real(group, *args, **kwargs)
+        return await real(world, unit, *args, **kwargs)
 
-    monkeypatch.setattr(memeval.evaluate, "run_group", dying)
+    monkeypatch.setattr(memeval.runner, "play_unit", dying)
     out = tmp_path / "out"
     args = ["run", "--quiet", "--scenarios", str(tmp_path / "*.yaml"), "--out", str(out),
             "-s", "bm25", "--concurrency", "1"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1
-    assert "session failed with RuntimeError: the machine fell over" in result.output
+    assert "turn(s) failed with RuntimeError: the machine fell over" in result.output
     assert_not_a_finished_run(out)
     assert len({r.scenario for r in read_results(out)}) == 2
 
-    monkeypatch.setattr(memeval.evaluate, "run_group", real)
+    monkeypatch.setattr(memeval.runner, "play_unit", real)
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
-    assert "(1 sessions run, 2 resumed)" in result.output
+    turns = SCENARIO.count("- id:")  # s1's turns, a unit each under gold history
+    assert f"({turns} units run, {2 * turns} resumed)" in result.output
     assert (out / SUMMARY_FILE).exists() and not (out / INCOMPLETE_MARKER).exists()
 
 

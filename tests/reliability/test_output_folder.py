@@ -47,7 +47,7 @@ def test_a_disk_that_fills_up_mid_run_is_one_error_and_resumable(
     monkeypatch.undo()
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
-    assert "(0 sessions run, 1 resumed)" in result.output
+    assert "(0 units run, 5 resumed)" in result.output
     assert not (out / INCOMPLETE_MARKER).exists()
 
 

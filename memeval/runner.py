@@ -1,0 +1,134 @@
+"""The runner: many units in flight on one event loop.
+
+Units of one scenario and repeat share a `World` (its files written once and, under
+gold history, one reference walk); a world opens when its first unit starts and
+closes when its last one ends, so a run of many scenarios holds only the worlds in
+play. At most `concurrency` units are in flight. A model call is awaited without
+holding a thread, and the model door caps calls in flight per endpoint; local
+selectors and judges run inline, since threads would only queue for the same lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from memeval.harness import Unit, World, build_selector, carries_state, play_unit
+from memeval.interrupt import StopRequested
+from memeval.judges.base import Judge
+from memeval.record import TurnResult
+from memeval.run_config import RunConfig
+from memeval.selectors.base import Selector
+
+WorldKey = tuple[int, int]  # (id of the scenario, repeat)
+
+
+def world_key(unit: Unit) -> WorldKey:
+    return (id(unit.scenario), unit.repeat)
+
+
+class Worlds:
+    """The open worlds of a run, each with the selectors its units share.
+
+    A selector without memory is built once per world and shared by its units (their
+    turns are independent); one that remembers gets a fresh instance per unit. A
+    world or selector that fails to build fails every unit that needs it, alone.
+    """
+
+    def __init__(self, units: Sequence[Unit], config: RunConfig) -> None:
+        self.config = config
+        self._units: dict[WorldKey, list[Unit]] = {}
+        for unit in units:
+            self._units.setdefault(world_key(unit), []).append(unit)
+        self._left = Counter({key: len(group) for key, group in self._units.items()})
+        self._open: dict[WorldKey, World | Exception] = {}
+        self._selectors: dict[tuple[WorldKey, str], Selector | Exception] = {}
+
+    def acquire(self, unit: Unit) -> World:
+        key = world_key(unit)
+        if key not in self._open:
+            try:
+                self._open[key] = World(unit.scenario, unit.repeat, self.config,
+                                        self._units[key])
+            except Exception as exc:
+                self._open[key] = exc
+        world = self._open[key]
+        if isinstance(world, Exception):
+            raise world
+        return world
+
+    def selector(self, unit: Unit) -> Selector:
+        key = (world_key(unit), unit.selector_spec)
+        shared = self._selectors.get(key)
+        if shared is None:
+            try:
+                shared = build_selector(unit.selector_spec, self.config)
+            except Exception as exc:
+                shared = exc
+            self._selectors[key] = shared
+        if isinstance(shared, Exception):
+            raise shared
+        return build_selector(unit.selector_spec, self.config) if carries_state(shared) \
+            else shared
+
+    def release(self, unit: Unit) -> None:
+        key = world_key(unit)
+        self._left[key] -= 1
+        if self._left[key] == 0:
+            world = self._open.pop(key, None)
+            if isinstance(world, World):
+                world.close()
+            for spec in {u.selector_spec for u in self._units.pop(key)}:
+                self._selectors.pop((key, spec), None)
+
+    def close(self) -> None:
+        for world in self._open.values():
+            if isinstance(world, World):
+                world.close()
+        self._open.clear()
+
+
+async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[Judge], *,
+                    on_rows: Callable[[Unit, list[TurnResult]], None],
+                    on_error: Callable[[Unit, Exception], None],
+                    on_turn: Callable[[], None] = lambda: None,
+                    stop: threading.Event | None = None) -> None:
+    """Play `units`, at most `config.concurrency` at once, in the order given.
+
+    Each finished unit's rows go to `on_rows` as soon as it ends; a unit that raises
+    goes to `on_error` and costs only itself. Once `stop` is set no unit starts, and
+    running ones end at their next turn boundary without rows.
+    """
+    worlds = Worlds(units, config)
+    slots = asyncio.Semaphore(max(1, config.concurrency))
+    running: set[asyncio.Task[None]] = set()
+
+    async def one(unit: Unit) -> None:
+        try:
+            rows = await play_unit(worlds.acquire(unit), unit, worlds.selector(unit), judges,
+                                   on_turn, stop)
+        except StopRequested:
+            pass
+        except Exception as exc:  # one broken unit must not cost the others
+            on_error(unit, exc)
+        else:
+            on_rows(unit, rows)
+        finally:
+            worlds.release(unit)
+            slots.release()
+
+    try:
+        for unit in units:
+            await slots.acquire()
+            if stop is not None and stop.is_set():
+                slots.release()
+                break
+            task = asyncio.create_task(one(unit))
+            running.add(task)
+            task.add_done_callback(running.discard)
+        if running:
+            await asyncio.gather(*running)
+    finally:
+        worlds.close()
