@@ -69,8 +69,10 @@ class Sizes:
             fixed start-up costs of either harness cancel.
         overhead_files: memory files in the overhead scenario's memdir.
         against_inspect: also time inspect_ai (when installed) for the overhead ratio.
-        concurrency_levels: sessions in flight for the concurrency benchmark.
-        concurrency_turns: single-turn sessions per level.
+        concurrency_levels: units in flight for the concurrency benchmark.
+        concurrency_waves: the shorter run's turns per level, in multiples of the level
+            (its ideal time is this many answer delays; the longer run has 3 times as
+            many).
         latency_s: the loopback server's answer delay.
         cache_sessions / cache_turns: shape of the cache benchmark's run.
         cost_files / cost_queries: memdir size and queries of the cost benchmark.
@@ -86,7 +88,7 @@ class Sizes:
     overhead_files: int = 20
     against_inspect: bool = True
     concurrency_levels: tuple[int, ...] = (1, 4, 16, 64)
-    concurrency_turns: int = 64
+    concurrency_waves: int = 2
     latency_s: float = 0.5
     cache_sessions: int = 16
     cache_turns: int = 4
@@ -99,14 +101,14 @@ class Sizes:
 
 DEFAULT = Sizes(scan_repeats=5)
 QUICK = Sizes(scan_files=(200, 1_000, 2_000), scan_repeats=3, overhead_turns=(50, 200),
-              concurrency_levels=(1, 4, 16), concurrency_turns=16, latency_s=0.2,
+              concurrency_levels=(1, 4, 16), concurrency_waves=2, latency_s=0.2,
               cache_sessions=8, cache_turns=2, memory_turns=(200, 1_000),
               results_shape=(4, 100, 200))
 # The smoke test's sizes: every code path, no meaningful timings.
 # inspect_ai is left out: its fixed start-up alone would be most of the test's time.
 TINY = Sizes(scan_files=(5, 10), scan_repeats=1, overhead_turns=(2, 4), overhead_files=5,
              against_inspect=False,
-             concurrency_levels=(1, 2), concurrency_turns=2, latency_s=0.01,
+             concurrency_levels=(1, 2), concurrency_waves=1, latency_s=0.01,
              cache_sessions=2, cache_turns=1, cost_files=10, cost_queries=3,
              memory_turns=(5, 10), embed_texts=20, results_shape=(1, 3, 10))
 

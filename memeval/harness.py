@@ -190,7 +190,8 @@ class OpenSession:
 def open_session(scenario: Scenario, selector: Selector,
                  compat: CompatName = "faithful") -> Iterator[OpenSession]:
     """Materialize `scenario` in a temporary folder and start a session on it."""
-    with World(scenario, 0, RunConfig(compat=compat, history="own")) as world:
+    with World(scenario, 0, RunConfig(compat=compat, history="own"),
+               share_scans=False) as world:
         yield OpenSession(world.files, world.session(selector), world.contexts)
 
 
@@ -280,8 +281,8 @@ class TurnStart:
 
 class ReferenceWalk:
     """Gold history's reference session: the oracle, driven by the labels, plays every
-    turn in order; each turn's starting state is kept (as a fork, with that turn's
-    memdir scans shared) until every unit that needs it has taken it."""
+    turn in order; each turn's starting state is kept (as a fork) until every unit
+    that needs it has taken it."""
 
     def __init__(self, session: Session, scenario: Scenario, repeat: int,
                  users: Mapping[int, int]) -> None:
@@ -297,7 +298,6 @@ class ReferenceWalk:
             if turn.compact_before:
                 self.session.compact()
                 self._context.clear()
-            self.session.scan_memo = {}  # this turn's files, scanned once for every fork
             if self._users.get(self._next):
                 self._starts[self._next] = TurnStart(self.session.fork(self.session.selector),
                                                      self._context.keys())
@@ -316,18 +316,23 @@ class ReferenceWalk:
 class World:
     """One scenario and repeat on disk, shared by every unit that plays it: the
     materialized files (written once), both startup contexts and, under gold history,
-    the reference walk. Files are never changed by a turn, so units may share them.
+    the reference walk. No turn changes a file, so units may share them, and with
+    `share_scans` one scan of each memdir serves every session and turn here (the
+    same headers a fresh scan would give, paid once).
 
     Args:
         scenario, repeat: what to materialize.
         config: history, compat and manifest shuffling.
         units: the units that will play here (for when each turn's start may be freed);
             by default every turn is kept until the world closes.
+        share_scans: sessions reuse the world's memdir scans instead of scanning each
+            turn afresh as the system does.
     """
 
     def __init__(self, scenario: Scenario, repeat: int, config: RunConfig,
-                 units: Sequence[Unit] = ()) -> None:
+                 units: Sequence[Unit] = (), *, share_scans: bool = True) -> None:
         self.scenario, self.repeat, self.config = scenario, repeat, config
+        self._scans: dict[Any, Any] | None = {} if share_scans else None
         self._tmp = tempfile.TemporaryDirectory(prefix="memeval-")
         try:
             self.files = materialize(scenario, Path(self._tmp.name))
@@ -345,7 +350,7 @@ class World:
     def session(self, selector: Selector) -> Session:
         """A fresh session on these files, as the scenario starts it."""
         scenario = self.scenario
-        return Session(
+        session = Session(
             self.files.memory_base,
             scenario.project_root,
             cwd=self.files.cwd,
@@ -359,6 +364,8 @@ class World:
             compat=self.config.compat,
             startup_context=self.contexts[scenario.mode].text,
         )
+        session.scan_memo = self._scans
+        return session
 
     def close(self) -> None:
         self._tmp.cleanup()

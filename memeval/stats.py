@@ -13,6 +13,7 @@ See docs/statistics.md for the reasoning and a worked example.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -164,15 +165,20 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+@functools.lru_cache(maxsize=32)
 def _resample_weights(n_clusters: int, n_resamples: int, seed: int) -> np.ndarray:
     """How often each cluster appears in each resample: shape (n_resamples, n_clusters).
 
     Drawing cluster indices (rather than multinomial counts) keeps a brute-force
-    reference with the same seed identical, which the tests rely on.
+    reference with the same seed identical, which the tests rely on. A summary asks
+    for the same draws for every figure over the same clusters, so they are kept
+    (read-only).
     """
     picks = np.random.default_rng(seed).integers(0, n_clusters, size=(n_resamples, n_clusters))
-    weights = np.zeros((n_resamples, n_clusters))
-    np.add.at(weights, (np.arange(n_resamples)[:, None], picks), 1.0)
+    cells = (np.arange(n_resamples)[:, None] * n_clusters + picks).ravel()
+    weights = np.bincount(cells, minlength=n_resamples * n_clusters).astype(float)
+    weights = weights.reshape(n_resamples, n_clusters)
+    weights.flags.writeable = False
     return weights
 
 

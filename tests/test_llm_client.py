@@ -288,6 +288,32 @@ def test_async_calls_respect_the_concurrency_limit():
     assert all(r.ok for r in responses) and peak[0] == 2
 
 
+@pytest.mark.parametrize("asynchronous", [True, False])
+def test_the_door_keeps_a_connection_alive_per_call_in_flight(asynchronous):
+    """httpx alone keeps 20 connections alive: with more calls in flight, most calls
+    would open a new connection. The door's pool keeps one per call in flight."""
+    in_flight = 40
+
+    def slow(body):
+        threading.Event().wait(0.05)
+        return '{"selected_memories": []}'
+
+    with FakeMessagesServer(slow) as server:
+        door = client(server, max_concurrency=in_flight)
+        calls = [(request(), n) for n in range(3 * in_flight)]
+        if asynchronous:
+            async def waves():
+                return await asyncio.gather(*(door.acomplete(r, repeat=n) for r, n in calls))
+
+            responses = asyncio.run(waves())
+        else:
+            responses = door.run_batch(calls)
+        peers = {r.peer for r in server.message_requests()}
+    assert all(r.ok for r in responses)
+    assert len(server.message_requests()) == 3 * in_flight
+    assert in_flight // 2 <= len(peers) <= in_flight
+
+
 def test_batch_mode_end_to_end(tmp_path):
     items = [(request(), 0), (request("who is the user"), 0), (request(), 0)]
     with FakeMessagesServer(batch_polls=3) as server:

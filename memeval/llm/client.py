@@ -196,9 +196,11 @@ class LLMClient:
         if self.target.base_url is not None:
             kwargs["base_url"] = self.target.base_url
         module = require_openai() if self.target.transport == "openai" else anthropic
+        pool = self.max_concurrency
         kwargs["http_client"] = (
-            module.DefaultAsyncHttpxClient(transport=AsyncDeadlineTransport())
-            if asynchronous else module.DefaultHttpxClient(transport=DeadlineTransport()))
+            module.DefaultAsyncHttpxClient(transport=AsyncDeadlineTransport(calls_in_flight=pool))
+            if asynchronous else
+            module.DefaultHttpxClient(transport=DeadlineTransport(calls_in_flight=pool)))
         if self.target.transport == "openai":
             return (module.AsyncOpenAI if asynchronous else module.OpenAI)(**kwargs)
         return (anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic)(**kwargs)

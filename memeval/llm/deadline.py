@@ -14,8 +14,11 @@ transport removes before anything is sent.
 
 from __future__ import annotations
 
+import functools
+import ssl
 import time
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 try:  # the HTTP library under the anthropic SDK: httpx2 in recent releases, else httpx
     import httpx2 as httpx
@@ -99,11 +102,31 @@ class _AsyncTimedStream(httpx.AsyncByteStream):
         await self._inner.aclose()
 
 
+KEEP_ALIVE_AT_LEAST = 100  # what the SDKs keep by themselves (1 000 connections at most)
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context per process: building one reads the CA bundle (tens of ms)."""
+    return httpx.create_ssl_context()
+
+
+def _pool(calls_in_flight: int) -> dict[str, Any]:
+    """Connection pool settings for a transport of ours. httpx's own default keeps only
+    20 connections alive, so a run with more calls in flight would open a new
+    connection for most calls; the pool keeps one per call in flight."""
+    return {"verify": _tls_context(),
+            "limits": httpx.Limits(max_connections=max(1000, calls_in_flight),
+                                   max_keepalive_connections=max(KEEP_ALIVE_AT_LEAST,
+                                                                 calls_in_flight))}
+
+
 class DeadlineTransport(httpx.BaseTransport):
     """Wraps a transport with the call's deadline (see the module docstring)."""
 
-    def __init__(self, inner: httpx.BaseTransport | None = None) -> None:
-        self._inner = inner or httpx.HTTPTransport()
+    def __init__(self, inner: httpx.BaseTransport | None = None, *,
+                 calls_in_flight: int = 0) -> None:
+        self._inner = inner or httpx.HTTPTransport(**_pool(calls_in_flight))
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         deadline = _deadline(request)
@@ -121,8 +144,9 @@ class DeadlineTransport(httpx.BaseTransport):
 class AsyncDeadlineTransport(httpx.AsyncBaseTransport):
     """The async twin of `DeadlineTransport`."""
 
-    def __init__(self, inner: httpx.AsyncBaseTransport | None = None) -> None:
-        self._inner = inner or httpx.AsyncHTTPTransport()
+    def __init__(self, inner: httpx.AsyncBaseTransport | None = None, *,
+                 calls_in_flight: int = 0) -> None:
+        self._inner = inner or httpx.AsyncHTTPTransport(**_pool(calls_in_flight))
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         deadline = _deadline(request)

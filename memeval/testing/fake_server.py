@@ -83,6 +83,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any = None
     auth_sha256: str | None = None  # of the key header's value: which key came, not the key
+    peer: str = ""  # the client's address and port: which connection the request came on
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -393,8 +394,9 @@ class _Handler(BaseHTTPRequestHandler):
         key = self.headers.get("x-api-key") or self.headers.get("authorization")
         digest = hashlib.sha256(key.encode()).hexdigest() if key else None
         with self.fake._lock:
-            self.fake.requests.append(RecordedRequest(self.command, self.path.split("?")[0],
-                                                      headers, body, digest))
+            self.fake.requests.append(RecordedRequest(
+                self.command, self.path.split("?")[0], headers, body, digest,
+                peer=f"{self.client_address[0]}:{self.client_address[1]}"))
 
     def _send(self, status: int, payload: bytes, *, content_type: str = "application/json",
               headers: dict[str, str] | None = None, declared_length: int | None = None) -> None:
