@@ -197,7 +197,8 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         with stop_on_signals() as stop:
             run_coroutine(run_units(todo, config, judges, on_rows=write,
                                     on_error=failures.add, on_turn=lambda: bar.update(1),
-                                    stop=stop))
+                                    stop=stop,
+                                    in_flight=units_in_flight(config, len(todo), llm_client)))
         bar.close()
         writer.flush()
         unit_errors = failures.messages()
@@ -215,6 +216,15 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
                       units_resumed=len(units) - len(todo),
                       scenario_errors=scenario_errors, summary=summary,
                       unit_errors=tuple(unit_errors), units_retried=writer.retried)
+
+
+def units_in_flight(config: RunConfig, units: int, door: Any) -> int:
+    """Units started at once: `--concurrency`; with Message Batches, every unit (up to
+    a batch's size), so one batch fills with the turns of all of them rather than
+    `--concurrency` calls at a time."""
+    if door is not None and door.use_batches:
+        return max(config.concurrency, min(units, door.batch_max))
+    return config.concurrency
 
 
 class UnitFailures:

@@ -94,15 +94,16 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
                     on_rows: Callable[[Unit, list[TurnResult]], None],
                     on_error: Callable[[Unit, Exception], None],
                     on_turn: Callable[[], None] = lambda: None,
-                    stop: threading.Event | None = None) -> None:
-    """Play `units`, at most `config.concurrency` at once, in the order given.
+                    stop: threading.Event | None = None, in_flight: int | None = None) -> None:
+    """Play `units`, at most `in_flight` (default `config.concurrency`) at once, in the
+    order given.
 
     Each finished unit's rows go to `on_rows` as soon as it ends; a unit that raises
     goes to `on_error` and costs only itself. Once `stop` is set no unit starts, and
     running ones end at their next turn boundary without rows.
     """
     worlds = Worlds(units, config)
-    slots = asyncio.Semaphore(max(1, config.concurrency))
+    slots = asyncio.Semaphore(max(1, in_flight or config.concurrency))
     running: set[asyncio.Task[None]] = set()
 
     async def one(unit: Unit) -> None:

@@ -24,6 +24,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ from memeval.llm.records import (
 )
 from memeval.llm.request import LLMRequest
 from memeval.llm.structured import answer_text
+from memeval.llm.throttle import AdaptiveSlots, ThrottleLog
 from memeval.usage import ZERO_USAGE, Usage
 
 MIN_SECRET_LEN = 16  # real API keys are far longer; dummy keys of local servers are not
@@ -150,12 +152,14 @@ class LLMClient:
         self.use_batches = use_batches
         self.poll_interval = poll_interval
         self.batch_wait = batch_wait
+        self.batch_max = batch_max
         self._batcher = AutoBatcher(self, batch_window, batch_max)
         self._sync: Any = None
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
-                                               tuple[Any, asyncio.Semaphore]]
+                                               tuple[Any, AdaptiveSlots]]
         self._async = weakref.WeakKeyDictionary()
         self._thread_slots = threading.BoundedSemaphore(max_concurrency)
+        self._throttled = ThrottleLog()
         self._lock = threading.Lock()
         self._records: list[CallRecord] = []
         self._siblings: dict[Endpoint, LLMClient] = {}
@@ -178,6 +182,7 @@ class LLMClient:
                                     batch_wait=self.batch_wait)
                 sibling.budget, sibling.log_path = self.budget, self.log_path
                 sibling._records, sibling._lock = self._records, self._lock
+                sibling._throttled = self._throttled  # one tally for the run's summary
                 self._siblings[endpoint] = sibling
             return sibling
 
@@ -187,8 +192,10 @@ class LLMClient:
             self.prices = self.prices.with_model(model, price)
 
     # -- SDK clients ------------------------------------------------------------------
-    def _sdk(self, *, asynchronous: bool = False) -> Any:
-        """A new SDK client for this endpoint, under the deadline transport."""
+    def _sdk(self, *, asynchronous: bool = False,
+             on_status: Callable[[int], None] | None = None) -> Any:
+        """A new SDK client for this endpoint, under the deadline transport (which tells
+        `on_status` every answer's status, for an async client)."""
         kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
         api_key = self._api_key or self.target.api_key()
         if api_key is not None:
@@ -198,7 +205,8 @@ class LLMClient:
         module = require_openai() if self.target.transport == "openai" else anthropic
         pool = self.max_concurrency
         kwargs["http_client"] = (
-            module.DefaultAsyncHttpxClient(transport=AsyncDeadlineTransport(calls_in_flight=pool))
+            module.DefaultAsyncHttpxClient(transport=AsyncDeadlineTransport(
+                calls_in_flight=pool, on_status=on_status))
             if asynchronous else
             module.DefaultHttpxClient(transport=DeadlineTransport(calls_in_flight=pool)))
         if self.target.transport == "openai":
@@ -213,15 +221,21 @@ class LLMClient:
                 self._sync = self._sdk()
             return self._sync
 
-    def _async_for_loop(self) -> tuple[Any, asyncio.Semaphore]:
-        # an async client and a semaphore belong to one event loop; asyncio.run makes new ones
+    def _async_for_loop(self) -> tuple[Any, AdaptiveSlots]:
+        # an async client and its slots belong to one event loop; asyncio.run makes new ones
         loop = asyncio.get_running_loop()
         with self._lock:
             pair = self._async.get(loop)
             if pair is None:
-                pair = (self._sdk(asynchronous=True), asyncio.Semaphore(self.max_concurrency))
+                slots = AdaptiveSlots(self.max_concurrency, self._throttled)
+                pair = (self._sdk(asynchronous=True, on_status=slots.observe), slots)
                 self._async[loop] = pair
             return pair
+
+    def throttling(self) -> dict[str, int | None]:
+        """How the server pushed back: overload answers (429/529) seen, and the fewest
+        calls in flight the door came down to (None if it never had to)."""
+        return asdict(self._throttled)
 
     def _create_call(self, request: LLMRequest,
                      sdk: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
@@ -297,7 +311,8 @@ class LLMClient:
                 "served_from_cache": bool(records) and all(
                     r.source in ("cache", "replay") for r in records),
                 "max_cost": state.max_cost, "budget_exhausted": state.exhausted,
-                "calls_refused_by_budget": state.refused, "price_table": self.prices.source}
+                "calls_refused_by_budget": state.refused, "price_table": self.prices.source,
+                **self.throttling()}
 
     def _record(self, record: CallRecord) -> None:
         with self._lock:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import ssl
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 try:  # the HTTP library under the anthropic SDK: httpx2 in recent releases, else httpx
@@ -145,14 +145,18 @@ class AsyncDeadlineTransport(httpx.AsyncBaseTransport):
     """The async twin of `DeadlineTransport`."""
 
     def __init__(self, inner: httpx.AsyncBaseTransport | None = None, *,
-                 calls_in_flight: int = 0) -> None:
+                 calls_in_flight: int = 0,
+                 on_status: Callable[[int], None] | None = None) -> None:
         self._inner = inner or httpx.AsyncHTTPTransport(**_pool(calls_in_flight))
+        self._on_status = on_status  # told every answer's status (the door's throttle)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         deadline = _deadline(request)
         if deadline is not None and deadline <= time.time():
             return _expired(request)
         response = await self._inner.handle_async_request(request)
+        if self._on_status is not None:
+            self._on_status(response.status_code)
         _cap_retry_after(response, None if deadline is None else deadline - time.time())
         response.stream = _AsyncTimedStream(response.stream, deadline,  # type: ignore[arg-type]
                                             request)

@@ -1,0 +1,52 @@
+"""The runner: turn units in flight on one event loop, batches filled by all of them."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from memeval.evaluate import plan_units, units_in_flight
+from memeval.harness import run_coroutine
+from memeval.judges import resolve_judge
+from memeval.llm import LLMClient, set_default_client
+from memeval.run_config import RunConfig, bundled_fixtures_dir
+from memeval.runner import run_units
+from memeval.scenarios import load
+from memeval.testing import FakeMessagesServer
+from tests.test_llm_client import KEY
+
+SCENARIOS = [load(bundled_fixtures_dir() / "scenarios" / name) for name in (
+    "a-rails-invoicing.yaml", "b-terraform-aws.yaml")]
+
+
+def test_with_message_batches_every_unit_waits_on_one_batch():
+    """Turn units all in flight at once: one batch holds the calls of every turn of
+    every scenario, where `--concurrency` units at a time would make many batches."""
+    config = RunConfig(selectors=("claude",), concurrency=2)
+    units = plan_units(SCENARIOS, config)
+    rows: list = []
+    with FakeMessagesServer() as server:
+        door = LLMClient(api_key=KEY, base_url=server.url, use_batches=True,
+                         poll_interval=0.01, batch_window=0.5)
+        set_default_client(door)
+        try:
+            run_coroutine(run_units(
+                units, config, [resolve_judge("gold")],
+                on_rows=lambda unit, got: rows.extend(got),
+                on_error=lambda unit, exc: rows.append(exc),
+                in_flight=units_in_flight(config, len(units), door)))
+        finally:
+            set_default_client(None)
+    created = [r for r in server.requests if r.method == "POST" and r.path.endswith("batches")]
+    asked = sum(1 for r in rows if r.selector_usage.calls)
+    assert len(rows) == sum(len(s.turns) for s in SCENARIOS)
+    assert [r.selector_error for r in rows if isinstance(r, Exception) or r.selector_error] == []
+    assert len(created) == 1 and len(created[0].body["requests"]) == asked > 10
+
+
+def test_units_in_flight_is_the_concurrency_unless_batches_gather_calls():
+    config = RunConfig(concurrency=4)
+    assert units_in_flight(config, 500, None) == 4
+    assert units_in_flight(config, 500, SimpleNamespace(use_batches=False)) == 4
+    batching = SimpleNamespace(use_batches=True, batch_max=100)
+    assert units_in_flight(config, 500, batching) == 100
+    assert units_in_flight(config, 2, batching) == 4
