@@ -37,7 +37,6 @@ READABLE_VERSIONS = (2, 3)
 _REF = "$"  # a payload reference: {"$": "<hash>"}
 _REFS = "$*"  # a stored list of references: {"$*": "<hash><hash>..."} (16 hex digits each)
 _HASH_LEN = 16
-_HASH_PIECE = 2047  # below HASHLIB_GIL_MINSIZE
 _DERIVED = ("attachment", "system_reminders")  # rebuilt from `surfaced` when needed
 _MEMORY_LISTS = ("surfaced", "discarded", "picked", "dropped")  # stored by reference
 _INLINE = 256  # a text (a selector's raw output) longer than this is stored by reference
@@ -202,14 +201,7 @@ class SchemaMismatch(MemevalError):
 def payload_hash(value: Any) -> str:
     """Content address of a JSON value (16 hex digits of SHA-256 of its canonical form)."""
     canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    data = memoryview(canonical.encode())
-    digest = hashlib.sha256()
-    # Fed in pieces under hashlib's 2 KiB threshold, so the GIL is never released: the
-    # writer hashes on the main thread while sessions run in threads, and giving the
-    # GIL away for each large value made it wait a switch interval to get it back.
-    for start in range(0, len(data), _HASH_PIECE):
-        digest.update(data[start:start + _HASH_PIECE])
-    return digest.hexdigest()[:16]
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 class PayloadStore:

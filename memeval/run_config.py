@@ -60,7 +60,7 @@ class RunConfig:
         judges: judge spec strings (`gold`, `claude`).
         repeats: sessions per scenario × selector; repeats expose selector instability.
         shuffle_manifest: reorder each manifest with a per-repeat seed (order bias).
-        concurrency: sessions run at once.
+        concurrency: units in flight at once (see `memeval.evaluate`).
         seed: base seed for shuffles and seeded selectors.
         compat: `faithful` reproduces the system's quirks; `hardened` holds every
             invariant.
@@ -79,7 +79,7 @@ class RunConfig:
     judges: tuple[str, ...] = DEFAULT_JUDGES
     repeats: int = 1
     shuffle_manifest: bool = False
-    concurrency: int = 4
+    concurrency: int = 16
     seed: int = 0
     compat: CompatName = "faithful"
     history: History = "gold"

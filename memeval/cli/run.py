@@ -63,8 +63,9 @@ def update_latest_link(run_dir: Path) -> None:
               help="Sessions per scenario × selector (exposes unstable selectors).")
 @click.option("--shuffle-manifest", is_flag=True,
               help="Shuffle each manifest per repeat, so order bias shows up as flips.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Sessions evaluated at once.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=16, show_default=True,
+              help="Units (turns, or stretches of a session) evaluated at once: the most "
+                   "model calls in flight per endpoint; the door backs off on 429/529.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed for shuffles.")
 @click.option("--compat", type=click.Choice(["faithful", "hardened"]), default="faithful",
               show_default=True,
@@ -104,7 +105,7 @@ def update_latest_link(run_dir: Path) -> None:
               help="Exit with code 3 when a selector or judge errs on more than this share "
                    "of its turns (the rows are still written).")
 @click.option("--retry-errors", is_flag=True,
-              help="Resuming into --out: run again the sessions that had a selector or judge "
+              help="Resuming into --out: run again the units that had a selector or judge "
                    "error (an API outage, a rate limit); answers that succeeded come from the "
                    "cache, so only the failed calls are paid again.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -205,7 +206,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
                f"{max_error_rate:.0%})" if worst > max_error_rate else
                f"{len(outcome.scenario_errors)} scenario file(s) failed to load")
         retry = (" Once the cause is fixed, rerun the same command with --retry-errors"
-                 + ("" if out else f" --out {run_dir}") + " to redo only those sessions."
+                 + ("" if out else f" --out {run_dir}") + " to redo only those turns."
                  if worst > max_error_rate else "")
         click.echo(f"error: the run finished with {why}; its figures rest on fewer turns "
                    f"than planned. See the alerts above and the report.{retry}", err=True)

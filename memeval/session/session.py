@@ -166,8 +166,9 @@ class Session:
         self._read_file_state: dict[str, str] = {}
         self.turns: list[TurnRecord] = []
         self.compactions = 0
-        # Scans shared by sessions looking at the same files at the same moment (the
-        # forks of one gold-history turn); None scans afresh every time, as the system does.
+        # Scans shared by sessions looking at files that do not change (every session and
+        # turn of one materialized scenario, see `harness.World`); None scans afresh every
+        # turn, as the system does.
         self.scan_memo: dict[tuple[str, bool], tuple[tuple[MemoryHeader, ...],
                                                      tuple[SkippedFile, ...]]] | None = None
 
