@@ -315,13 +315,16 @@ def check_model_access(config: RunConfig, components: Iterable[Any]) -> None:
     must not stand in for the endpoint either (it could hold another server's
     answers). A replay cassette, or a server that needs no key (a local one), will do.
     """
+    calling = model_components(components)
+    if not calling:  # an offline run never loads the SDK
+        return
     from memeval.llm import default_client_installed
     from memeval.llm.config import REPLAY_ENV
 
     if config.llm.replay or os.environ.get(REPLAY_ENV) or default_client_installed():
         return
     missing: dict[str, list[str]] = {}
-    for component in model_components(components):
+    for component in calling:
         if not component.endpoint.has_access():
             missing.setdefault(component.endpoint.key_env, []).append(component.name)
     if not missing:
