@@ -197,7 +197,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         with stop_on_signals() as stop:
             run_coroutine(run_units(todo, config, judges, on_rows=write,
                                     on_error=failures.add, on_turn=lambda: bar.update(1),
-                                    stop=stop,
+                                    stop=stop, every=(SYNC_EVERY_S, writer.flush),
                                     in_flight=units_in_flight(config, len(todo), llm_client)))
         bar.close()
         writer.flush()

@@ -10,6 +10,7 @@ oracle, via `use_labels`); the session never sees them.
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 import threading
 from collections import Counter
@@ -28,7 +29,7 @@ from memeval.record import TurnResult
 from memeval.run_config import CompatName, RunConfig
 from memeval.scenarios import MaterializedScenario, Scenario, Turn, materialize
 from memeval.selectors import resolve_selector
-from memeval.selectors.base import Selector, SyncSelector
+from memeval.selectors.base import Selector
 from memeval.selectors.baselines import OracleSelector
 from memeval.selectors.shuffle import ShuffledManifestSelector
 from memeval.session import Session, SurfacedRecord, TurnRecord
@@ -98,11 +99,15 @@ def judge_request(turn: Turn, record: TurnRecord) -> JudgeRequest:
 
 
 async def ascore(judge: Judge, request: JudgeRequest) -> Judgement:
-    """One judge's grading; a judge that calls a model is awaited, a local one runs
-    inline. A failure is a recorded error, never a lost turn."""
+    """One judge's grading: awaited when the judge is async, inline when it says it is
+    quick, else in a thread. A failure is a recorded error, never a lost turn."""
     try:
         scoring = getattr(judge, "ascore", None)
-        return await scoring(request) if callable(scoring) else judge.score(request)
+        if callable(scoring):
+            return await scoring(request)
+        if runs_inline(judge):
+            return judge.score(request)
+        return await asyncio.to_thread(judge.score, request)
     except Exception as exc:  # a judge bug must not lose the selector's result
         return Judgement(
             turn_id=request.turn_id, judge=judge.name,
@@ -235,7 +240,7 @@ def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
     the unit ends at the next turn boundary with `StopRequested`.
     """
     async def one() -> list[TurnResult]:
-        with World(unit.scenario, unit.repeat, config) as world:
+        with World(unit.scenario, unit.repeat, config, (unit,)) as world:
             return await play_unit(world, unit, build_selector(unit.selector_spec, config),
                                    judges, on_turn, stop)
 
@@ -244,13 +249,22 @@ def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
 
 def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run`, also from inside a running event loop (a sync Playwright session
-    in the same process runs one): then in a thread of its own."""
+    in the same process runs one): then in a thread of its own. The model door's
+    clients of the loop are closed before it ends (their connections belong to it)."""
+    async def then_close() -> T:
+        try:
+            return await coroutine
+        finally:
+            llm = sys.modules.get("memeval.llm")  # never imported by an offline run
+            if llm is not None:
+                await llm.close_loop_clients()
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
+        return asyncio.run(then_close())
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+        return pool.submit(asyncio.run, then_close()).result()
 
 
 def carries_state(selector: Selector) -> bool:
@@ -264,11 +278,13 @@ def carries_state(selector: Selector) -> bool:
     return callable(getattr(inner, "reset", None))
 
 
-def plays_locally(component: object) -> bool:
-    """Whether a selector computes on this machine (no model call): then its turns
-    run inline, which is faster than a thread and keeps label hand-over atomic."""
+def runs_inline(component: object) -> bool:
+    """Whether a selector or judge declares itself quick pure computation (`inline`):
+    then the runner calls it on the event loop, which is faster than a thread and
+    keeps the oracle's label hand-over atomic. Anything else that is synchronous runs
+    in a thread, so a selector or judge that waits does not stop the other units."""
     inner = component.inner if isinstance(component, ShuffledManifestSelector) else component
-    return isinstance(inner, SyncSelector)
+    return bool(getattr(inner, "inline", False))
 
 
 @dataclass(frozen=True)
@@ -429,7 +445,7 @@ async def aplay_turn(session: Session, scenario: Scenario, turn: Turn,
                      repeat: int = 0) -> TurnRecord:
     """`play_turn` (compaction left to the caller) for a session in an event loop:
     a model selector's calls are awaited, a local selector runs inline."""
-    if plays_locally(session.selector):
+    if runs_inline(session.selector):
         return play_turn(session, scenario, turn, repeat, compact=False)
     return await session.aturn(
         turn.query,

@@ -32,7 +32,7 @@ class RunInterrupted(MemevalError):
     """The run stopped early on a signal; finished units are on disk."""
 
     def __init__(self, done: int, left: int) -> None:
-        super().__init__(f"interrupted: {done} session(s) written, {left} left to run")
+        super().__init__(f"interrupted: {done} unit(s) written, {left} left to run")
         self.done, self.left = done, left
 
 
@@ -50,10 +50,11 @@ def stop_on_signals() -> Iterator[threading.Event]:
 
     def handle(signum: int, _frame: FrameType | None) -> None:
         if stop.is_set():
-            sys.stderr.write("\nmemeval: stopped at once; finished sessions are on disk.\n")
+            sys.stderr.write("\nmemeval: stopped at once; units finished more than half a second "
+                             "ago are on disk, and the answers of the rest are cached.\n")
             os._exit(EXIT_INTERRUPTED)
         stop.set()
-        sys.stderr.write(f"\nmemeval: {signal.Signals(signum).name} — finishing the sessions "
+        sys.stderr.write(f"\nmemeval: {signal.Signals(signum).name} — finishing the units "
                          "in flight at their next turn; press Ctrl-C again to stop at once.\n")
 
     previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}

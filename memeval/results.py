@@ -140,17 +140,20 @@ def iter_results(run_dir: Path) -> Iterator[TurnResult]:
 
 
 class UnitReader:
-    """A run folder's rows by session unit, without holding them: one pass notes
-    where each unit's lines start in `results.jsonl`, and `rows(key)` reads one unit
-    back, typed (a unit's rows are written together, so they sit side by side)."""
+    """A run folder's rows by unit, without holding them: one pass notes where each
+    unit's lines start in `results.jsonl` (and which turns it holds), and `rows(key)`
+    reads one unit back, typed (a unit's rows are written together, so they sit side
+    by side)."""
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = _folder(run_dir)
         self.path = self.run_dir / RESULTS_FILE
         self.units: dict[tuple[str, str, int, int], list[int]] = {}
+        self.turns: dict[tuple[str, str, int, int], tuple[str, str, int, int]] = {}
         offset = 0
         for _, row, size in _lines_with_sizes(self.path):
             self.units.setdefault(unit_key(row), []).append(offset)
+            self.turns[turn_key(row)] = unit_key(row)
             offset += size
         self._payloads = PayloadFile(self.run_dir / PAYLOADS_FILE)
         self._resolver = Resolver(self._payloads)
@@ -265,6 +268,7 @@ class ResultsWriter:
         (self.run_dir / INCOMPLETE_MARKER).write_text(
             "This run has not finished; rerun the same command to resume it.\n"
         )
+        _cut_torn_line(self.run_dir / PAYLOADS_FILE)  # else the next payload joins it
         self._payloads = PayloadStore(PayloadFile(self.run_dir / PAYLOADS_FILE))
         self._payload_handle = (self.run_dir / PAYLOADS_FILE).open("ab")
         self._handle = self.path.open("ab")
@@ -359,6 +363,31 @@ class ResultsWriter:
                 os.replace(tmp, self.path)
             finally:
                 tmp.unlink(missing_ok=True)
+
+
+def _cut_torn_line(path: Path) -> None:
+    """Drop a last line a killed run left without its newline."""
+    if not path.exists():
+        return
+    with path.open("r+b") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if not size:
+            return
+        keep = size
+        while keep:
+            step = min(keep, 1 << 16)
+            handle.seek(keep - step)
+            chunk = handle.read(step)
+            if keep == size and chunk.endswith(b"\n"):
+                return
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                keep = keep - step + newline + 1
+                break
+            keep -= step
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def row_errored(row: Mapping[str, Any]) -> bool:

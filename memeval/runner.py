@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -94,17 +95,22 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
                     on_rows: Callable[[Unit, list[TurnResult]], None],
                     on_error: Callable[[Unit, Exception], None],
                     on_turn: Callable[[], None] = lambda: None,
-                    stop: threading.Event | None = None, in_flight: int | None = None) -> None:
+                    stop: threading.Event | None = None, in_flight: int | None = None,
+                    every: tuple[float, Callable[[], None]] | None = None) -> None:
     """Play `units`, at most `in_flight` (default `config.concurrency`) at once, in the
     order given.
 
     Each finished unit's rows go to `on_rows` as soon as it ends; a unit that raises
     goes to `on_error` and costs only itself. Once `stop` is set no unit starts, and
-    running ones end at their next turn boundary without rows.
+    running ones end at their next turn boundary without rows. `every` = (seconds,
+    call) is called that often while units run (the writer's flush). If `on_rows`
+    fails (the disk is full), no unit starts any more and the first such error is
+    raised once the running ones have ended.
     """
     worlds = Worlds(units, config)
     slots = asyncio.Semaphore(max(1, in_flight or config.concurrency))
     running: set[asyncio.Task[None]] = set()
+    fatal: list[BaseException] = []
 
     async def one(unit: Unit) -> None:
         try:
@@ -115,21 +121,38 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
         except Exception as exc:  # one broken unit must not cost the others
             on_error(unit, exc)
         else:
-            on_rows(unit, rows)
+            try:
+                on_rows(unit, rows)
+            except BaseException as exc:  # rows that cannot be kept end the run
+                fatal.append(exc)
         finally:
-            worlds.release(unit)
             slots.release()
+            try:
+                worlds.release(unit)
+            except Exception as exc:  # a temp folder that will not go: say so, go on
+                warnings.warn(f"could not clean up after {unit.key}: {exc}", stacklevel=1)
 
+    ticker = None if every is None else asyncio.create_task(_every(*every))
     try:
         for unit in units:
             await slots.acquire()
-            if stop is not None and stop.is_set():
+            if fatal or (stop is not None and stop.is_set()):
                 slots.release()
                 break
             task = asyncio.create_task(one(unit))
             running.add(task)
             task.add_done_callback(running.discard)
-        if running:
+        while running:
             await asyncio.gather(*running)
     finally:
+        if ticker is not None:
+            ticker.cancel()
         worlds.close()
+    if fatal:
+        raise fatal[0]
+
+
+async def _every(seconds: float, call: Callable[[], None]) -> None:
+    while True:
+        await asyncio.sleep(seconds)
+        call()

@@ -1,7 +1,8 @@
 """Beyond one machine: run a stable share of a run's units, and merge the shares.
 
 `memeval run --shard K/N` keeps the units whose hash falls in share K of N (a unit is
-one scenario × selector × repeat, so shares never split a session). Any scheduler
+a turn, or a stretch of a session whose turns depend on each other, so shares never
+split such a stretch). Any scheduler
 can run the N shares — a CI matrix, a Kubernetes Indexed Job, a Slurm array — and
 `memeval merge OUT RUN…` checks that they are the shares of one config, disjoint and
 complete, joins their rows and writes the summary and report once.
@@ -91,19 +92,20 @@ def merge_runs(out: Path, runs: Sequence[Path]) -> int:
         twice = sorted({k for k in seen if seen.count(k) > 1})
         raise MemevalError(f"shares of {count}: missing {missing or 'none'}, given twice "
                            f"{twice or 'none'}; pass each share exactly once")
-    # Only where each session's rows are is held; rows are read back a unit at a time.
+    # Only where each unit's rows are is held; rows are read back a unit at a time.
     readers = [UnitReader(run) for run in runs]
     try:
-        owner: dict[tuple[str, str, int], UnitReader] = {}
+        owner: dict[tuple[str, str, int, int], UnitReader] = {}
         for reader in readers:
-            for key in reader.units:
-                if key in owner:
-                    raise MemevalError(f"session {key} is in both {owner[key].run_dir} and "
+            for turn in reader.turns:  # by turn: shares cut into units alike or not
+                if turn in owner:
+                    raise MemevalError(f"turn {turn} is in both {owner[turn].run_dir} and "
                                        f"{reader.run_dir}; shares must not overlap")
-                owner[key] = reader
-        with ResultsWriter(out) as writer:
-            for key in sorted(owner):
-                writer.append_unit(owner[key].rows(key))
+                owner[turn] = reader
+        units = {key: reader for reader in readers for key in reader.units}
+        with ResultsWriter(out, sync_every=1.0) as writer:  # an fsync a second, not a turn
+            for key in sorted(units):
+                writer.append_unit(units[key].rows(key))
             rows = writer.row_count
     finally:
         for reader in readers:

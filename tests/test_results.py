@@ -224,3 +224,27 @@ def test_summary_streamed_from_the_folder_equals_the_summary_of_the_rows_written
     streamed.pop("created"), whole.pop("created")
     assert streamed == whole
     assert streamed["agreement"], "two judges: agreement must be computed"
+
+
+def test_a_torn_payload_line_is_cut_before_new_payloads_are_appended(tmp_path):
+    """A kill inside a payload line left a fragment; appending after it would glue the
+    next payload onto it and lose it, so every later row pointing there breaks."""
+    from memeval.results import PAYLOADS_FILE
+
+    first = [TurnResult(scenario="a", scenario_path="", turn_id="t0", turn_index=0,
+                        selector="bm25", repeat=0, category="direct", why="", query="q",
+                        relevant=(), acceptable=(), selected=(),
+                        record={"dirs": [{"scope": "project", "manifest": "- x.md: one"}]})]
+    with ResultsWriter(tmp_path) as writer:
+        writer.append_unit(first)
+    payloads = tmp_path / PAYLOADS_FILE
+    payloads.write_bytes(payloads.read_bytes() + b'{"h": "0123", "v": ["torn')
+    second = [TurnResult(scenario="b", scenario_path="", turn_id="t0", turn_index=0,
+                         selector="bm25", repeat=0, category="direct", why="", query="q",
+                         relevant=(), acceptable=(), selected=(),
+                         record={"dirs": [{"scope": "project", "manifest": "- y.md: two"}]})]
+    with ResultsWriter(tmp_path) as writer:
+        writer.append_unit(second)
+    assert payloads.read_bytes().endswith(b"\n")
+    assert [r.record["dirs"][0]["manifest"] for r in read_results(tmp_path)] == [
+        "- x.md: one", "- y.md: two"]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from types import SimpleNamespace
+
+import pytest
 
 from memeval.evaluate import plan_units, units_in_flight
 from memeval.harness import run_coroutine
@@ -11,6 +15,8 @@ from memeval.llm import LLMClient, set_default_client
 from memeval.run_config import RunConfig, bundled_fixtures_dir
 from memeval.runner import run_units
 from memeval.scenarios import load
+from memeval.selectors import SELECTORS
+from memeval.selectors.base import SelectionResult, SyncSelector
 from memeval.testing import FakeMessagesServer
 from tests.test_llm_client import KEY
 
@@ -50,3 +56,70 @@ def test_units_in_flight_is_the_concurrency_unless_batches_gather_calls():
     batching = SimpleNamespace(use_batches=True, batch_max=100)
     assert units_in_flight(config, 500, batching) == 100
     assert units_in_flight(config, 2, batching) == 4
+
+
+class Waiting(SyncSelector):
+    """A user's selector that waits on something (here: on a second call to arrive),
+    written as the docs say: `select` only, not marked inline."""
+
+    barrier = threading.Barrier(2, timeout=5)
+
+    def __init__(self) -> None:
+        self.name = WAITING
+
+    def select(self, request):
+        self.barrier.wait()  # breaks (an error on the turn) unless two turns run at once
+        return SelectionResult(names=())
+
+
+WAITING = "test-runner-waiting"
+SELECTORS.register(WAITING, Waiting)
+
+
+def test_a_selector_that_waits_runs_in_threads_so_units_overlap():
+    scenario = SCENARIOS[0]
+    config = RunConfig(selectors=(WAITING,), concurrency=2)
+    units = plan_units([scenario], config, split=True)[:2]
+    rows: list = []
+    run_coroutine(run_units(units, config, [resolve_judge("gold")],
+                            on_rows=lambda unit, got: rows.extend(got),
+                            on_error=lambda unit, exc: rows.append(exc)))
+    assert [r.selector_error for r in rows] == [None, None]
+
+
+def test_rows_that_cannot_be_written_end_the_run_with_that_error():
+    config = RunConfig(selectors=("bm25",), concurrency=2)
+    units = plan_units(SCENARIOS, config)
+    written: list = []
+
+    def full_disk(unit, rows):
+        if len(written) == 3:
+            raise OSError(28, "No space left on device")
+        written.append(rows)
+
+    with pytest.raises(OSError, match="No space left"):
+        run_coroutine(run_units(units, config, [resolve_judge("gold")], on_rows=full_disk,
+                                on_error=lambda unit, exc: None))
+    assert len(written) == 3  # no unit started after the failure wrote anything
+
+
+def test_each_blocking_run_closes_its_loops_model_clients():
+    """`run_unit` (the pytest plugin's door) runs a loop per session; the door's clients
+    of that loop, and their connections, must not outlive it."""
+    from memeval.harness import Unit, run_unit
+
+    fds = Path("/proc/self/fd")
+    with FakeMessagesServer() as server:
+        door = LLMClient(api_key=KEY, base_url=server.url)
+        set_default_client(door)
+        try:
+            config = RunConfig(selectors=("claude",))
+            run_unit(Unit(SCENARIOS[0], "claude", 0), config, [resolve_judge("gold")])
+            before = len(list(fds.iterdir()))
+            for repeat in range(1, 6):
+                run_unit(Unit(SCENARIOS[0], "claude", repeat), config, [resolve_judge("gold")])
+            after = len(list(fds.iterdir()))
+        finally:
+            set_default_client(None)
+    assert server.message_requests()
+    assert after <= before

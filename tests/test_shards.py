@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,28 @@ def test_overlapping_sessions_are_refused(shares, tmp_path: Path) -> None:
     (forged / "config.json").write_text(json.dumps(config))
     code, output = memeval("merge", tmp_path / "out", parts[0], parts[1], forged)
     assert code == 1 and "shares must not overlap" in output
+
+
+def test_shares_cut_into_units_differently_are_checked_turn_by_turn(shares,
+                                                                  tmp_path: Path) -> None:
+    """A share written by a memeval that made a unit of a whole session (rows without
+    `unit_start`) holds other unit keys than a share of turn units, but the same turns:
+    merge must see the overlap."""
+    _, parts = shares
+    forged = tmp_path / "forged"
+    shutil.copytree(parts[0], forged)
+    rows = [json.loads(line) for line in (forged / "results.jsonl").read_text().splitlines()]
+    rows = [r for r in rows if r["turn_index"] > 0]  # share 1's turns, bar the first ones
+    sizes = Counter((r["scenario"], r["selector"], r["repeat"]) for r in rows)
+    for row in rows:  # as whole-session units of the older format
+        del row["unit_start"]
+        row["unit_size"] = sizes[(row["scenario"], row["selector"], row["repeat"])]
+    (forged / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = json.loads((forged / "config.json").read_text())
+    config["shard"] = [3, 3]
+    (forged / "config.json").write_text(json.dumps(config))
+    code, output = memeval("merge", tmp_path / "out", parts[0], parts[1], forged)
+    assert code == 1 and "shares must not overlap" in output, output
 
 
 def test_a_bad_shard_spec_is_one_line() -> None:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from memeval.run_config import LLMOptions
 
 EXIT_OK = 0
-EXIT_FAILED = 1  # the run could not run (one `Error:` line) or a session crashed
+EXIT_FAILED = 1  # the run could not run (one `Error:` line) or a unit crashed
 EXIT_ERRORS = 3  # it ran, rows are written, but errors passed --max-error-rate or a
 #                  scenario failed to load: the figures must not be read as they stand
 
@@ -99,7 +99,7 @@ def update_latest_link(run_dir: Path) -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=None, metavar="N",
               help="At most N turns per scenario (a quick look at a big set).")
 @click.option("--shard", default=None, metavar="K/N",
-              help="Run only share K of N of the sessions (stable hash); join the shares "
+              help="Run only share K of N of the units (stable hash); join the shares "
                    "with `memeval merge`. See docs/scale.md.")
 @click.option("--max-error-rate", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="Exit with code 3 when a selector or judge errs on more than this share "
@@ -126,10 +126,10 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     same command with the same --out resumes an interrupted run.
 
     Exit codes: 0 finished cleanly; 1 the run failed (another run holds the folder, or
-    a session crashed; rerun to resume); 2 bad command input (an option, a spec, a
+    a unit crashed; rerun to resume); 2 bad command input (an option, a spec, a
     scenario file, the folder, a missing key); 3 finished, but a selector or judge
     erred on more than --max-error-rate of its turns, or a scenario file failed to
-    load; 130 stopped by Ctrl-C or SIGTERM (finished sessions kept; the message names
+    load; 130 stopped by Ctrl-C or SIGTERM (finished units kept; the message names
     the resume command).
     """
     from memeval.evaluate import evaluate, timestamped_run_dir

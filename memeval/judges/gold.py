@@ -16,6 +16,8 @@ from memeval.labels import GOLD
 class GoldJudge:
     """Verdicts from the scenario's gold labels, for the selection and every candidate."""
 
+    inline = True  # compares labels: runs on the event loop
+
     def __init__(self, candidates: bool = True) -> None:
         """
         Args:

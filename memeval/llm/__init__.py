@@ -46,6 +46,13 @@ def set_default_client(client: LLMClient | None) -> None:
         _default = client
 
 
+async def close_loop_clients() -> None:
+    """Close the default door's SDK clients of the running event loop (call before the
+    loop ends: a runner's `asyncio.run`)."""
+    if _default is not None:
+        await _default.aclose_for_loop()
+
+
 def configure(**options: object) -> LLMClient:
     """Build a client with `build_client(**options)` and make it the default; returns it."""
     client = build_client(**options)  # type: ignore[arg-type]

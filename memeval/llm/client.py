@@ -232,6 +232,18 @@ class LLMClient:
                 self._async[loop] = pair
             return pair
 
+    async def aclose_for_loop(self) -> None:
+        """Close this door's (and its siblings') SDK clients of the running event loop:
+        their connections belong to the loop, and `asyncio.run` ends it."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            doors = [self, *self._siblings.values()]
+        for door in doors:
+            with door._lock:
+                pair = door._async.pop(loop, None)
+            if pair is not None:
+                await pair[0].close()
+
     def throttling(self) -> dict[str, int | None]:
         """How the server pushed back: overload answers (429/529) seen, and the fewest
         calls in flight the door came down to (None if it never had to)."""

@@ -66,6 +66,6 @@ class AdaptiveSlots:
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
                         trace: TracebackType | None) -> None:
+        self.in_flight -= 1  # before the lock: a cancel while waiting for it loses no slot
         async with self._changed:
-            self.in_flight -= 1
             self._changed.notify_all()

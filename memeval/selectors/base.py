@@ -94,9 +94,16 @@ class Selector(Protocol):
 
 
 class SyncSelector:
-    """Base for selectors that compute locally: `aselect` runs `select` in a thread."""
+    """Base for selectors that compute locally: `aselect` runs `select` in a thread.
+
+    `inline = True` says `select` is quick, pure computation (no I/O, no waiting):
+    the runner then calls it on its event loop, which is faster than a thread hop.
+    Leave it False for a selector that calls a service or reads much: it runs in a
+    thread, so other units' calls go on meanwhile.
+    """
 
     name: str = "selector"
+    inline: bool = False
 
     def select(self, request: SelectionRequest) -> SelectionResult:
         raise NotImplementedError

@@ -33,6 +33,8 @@ def _check_k(name: str, k: int) -> int:
 class NoneSelector(SyncSelector):
     """Never picks anything: the floor, and a perfect score on turns needing nothing."""
 
+    inline = True  # quick, pure computation: runs on the event loop
+
     def __init__(self) -> None:
         self.name = SELECTORS.canonical("none")
 
@@ -48,6 +50,8 @@ class AllSelector(SyncSelector):
     to see the cap and the merge at work on a selector that asks for too much.
     """
 
+    inline = True  # quick, pure computation: runs on the event loop
+
     def __init__(self) -> None:
         self.name = SELECTORS.canonical("all")
 
@@ -59,6 +63,8 @@ class AllSelector(SyncSelector):
 @selector("recency")
 class RecencySelector(SyncSelector):
     """Picks the k most recently modified memories."""
+
+    inline = True  # quick, pure computation: runs on the event loop
 
     def __init__(self, k: int = CAP) -> None:
         """
@@ -86,6 +92,8 @@ def _turn_seed(seed: int, turn_id: str, repeat: int) -> list[int]:
 class RandomSelector(SyncSelector):
     """Picks k candidates uniformly at random, reproducibly per seed, turn and repeat."""
 
+    inline = True  # quick, pure computation: runs on the event loop
+
     def __init__(self, k: int = CAP, seed: int = 0) -> None:
         """
         Args:
@@ -112,6 +120,8 @@ class RandomSelector(SyncSelector):
 @selector("oracle")
 class OracleSelector(SyncSelector):
     """Picks exactly the gold-relevant candidates: the ceiling a selector can reach."""
+
+    inline = True  # quick, pure computation: runs on the event loop
 
     def __init__(self) -> None:
         self.name = SELECTORS.canonical("oracle")

@@ -145,6 +145,8 @@ def load_encoder(device: str = "cpu") -> StaticEncoder:
 class EmbeddingSelector(SyncSelector):
     """Cosine similarity of WordLlama embeddings of query and filename + description."""
 
+    inline = True  # quick, pure computation: runs on the event loop
+
     def __init__(self, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
                  device: Literal["cpu", "cuda", "mps"] = "cpu") -> None:
         """

@@ -77,6 +77,8 @@ def bm25_scores(query: str, documents: list[str]) -> list[float]:
 class BM25Selector(SyncSelector):
     """BM25 over filename + description; picks the top k above a score threshold."""
 
+    inline = True  # quick, pure computation: runs on the event loop
+
     def __init__(self, k: int = DEFAULT_K, threshold: float = DEFAULT_THRESHOLD,
                  relative: float = 0.0) -> None:
         """

@@ -25,6 +25,8 @@ Answer = Sequence[Any] | SelectionResult | BaseException
 class RecordingSelector(SyncSelector):
     """Keeps every request, in order; the base of the selectors below."""
 
+    inline = True  # quick, pure computation: runs on the event loop
+
     name = "recording"
 
     def __init__(self) -> None:

@@ -90,9 +90,8 @@ def index_link_targets(index_content: str) -> list[str]:
 
 
 @lru_cache(maxsize=64)
-@lru_cache(maxsize=256)
 def _link_targets(index_content: str) -> tuple[str, ...]:
-    # Cached: every turn of a scenario asks about its memories against the same index.
+    # Cached: a report asks about every turn's memories against the same index.
     targets = []
     for token in markdown.lex(markdown.normalize_newlines(index_content)):
         for child in token.children or ():
