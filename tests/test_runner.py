@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -69,6 +70,7 @@ class Waiting(SyncSelector):
 
     def select(self, request):
         self.barrier.wait()  # breaks (an error on the turn) unless two turns run at once
+        time.sleep(0.1)  # and then takes a while, as a remote service would
         return SelectionResult(names=())
 
 
@@ -123,3 +125,33 @@ def test_each_blocking_run_closes_its_loops_model_clients():
             set_default_client(None)
     assert server.message_requests()
     assert after <= before
+
+
+def test_a_world_that_cannot_be_cleaned_up_warns_and_the_run_goes_on(monkeypatch):
+    from memeval import harness
+
+    def stuck(self):
+        raise OSError(16, "Device or resource busy")
+
+    monkeypatch.setattr(harness.World, "close", stuck)
+    config = RunConfig(selectors=("bm25",), concurrency=1)
+    units = plan_units(SCENARIOS, config)
+    rows: list = []
+    with pytest.warns(UserWarning, match="could not clean up"):
+        run_coroutine(run_units(units, config, [resolve_judge("gold")],
+                                on_rows=lambda unit, got: rows.extend(got),
+                                on_error=lambda unit, exc: rows.append(exc)))
+    assert len(rows) == len(units)  # every unit ran: no slot was lost to a failed cleanup
+
+
+def test_the_periodic_call_runs_while_units_are_still_running():
+    """The writer's flush rides on it: rows must not wait for the next unit to end."""
+    config = RunConfig(selectors=(WAITING,), concurrency=2)
+    units = plan_units([SCENARIOS[0]], config)[:2]
+    calls: list[int] = []
+    rows: list = []
+    run_coroutine(run_units(units, config, [resolve_judge("gold")],
+                            on_rows=lambda unit, got: rows.extend(got),
+                            on_error=lambda unit, exc: rows.append(exc),
+                            every=(0.01, lambda: calls.append(len(rows)))))
+    assert calls and calls[0] == 0  # called before any unit had finished
