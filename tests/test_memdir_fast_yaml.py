@@ -12,6 +12,7 @@ version it replaced, and the scan's one-read path against the line reader.
 from __future__ import annotations
 
 import os
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,6 +27,7 @@ from memeval.memdir.frontmatter import (
 )
 from memeval.memdir.readfile import read_file_in_range
 from memeval.memdir.simple_frontmatter import YAML_ERROR, read_block
+from memeval.memdir.text import JS_SPACE_CLASS
 from memeval.memdir.yaml12 import YamlError, parse_yaml
 
 SLOW = settings(max_examples=1500, deadline=None,
@@ -197,3 +199,28 @@ def test_the_one_read_path_sees_the_first_30_lines_as_the_line_reader(tmp_path_f
     assert shared_frontmatter(text, max_lines=30) == expected
     meta, _ = _read_frontmatter(os.fspath(path))
     assert meta == expected
+
+
+def quote_line_by_line(text: str) -> str:
+    """`quote_problematic_values` as it was written first: one line at a time."""
+    simple_line = re.compile(rf"([a-zA-Z_-]+):{JS_SPACE_CLASS}+([^\n\r\u2028\u2029]+)")
+    out = []
+    for line in text.split("\n"):
+        m = simple_line.fullmatch(line)
+        if m:
+            key, value = m.group(1), m.group(2)
+            quoted = (value.startswith('"') and value.endswith('"')) or (
+                value.startswith("'") and value.endswith("'"))
+            if not quoted and re.search(r"[{}\[\]*&#!|>%@`]|: ", value):
+                escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+                out.append(f'{key}: "{escaped}"')
+                continue
+        out.append(line)
+    return "\n".join(out)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(st.sampled_from(list("ab_-:  \n\r\t\v\u2028\u00a0\ufeff'\"\\#[{*@`|>"))
+               , max_size=30))
+def test_quoting_the_whole_text_at_once_is_quoting_each_line(text):
+    assert quote_problematic_values(text) == quote_line_by_line(text)

@@ -41,28 +41,30 @@ def frontmatter_span(text: str) -> tuple[int, int] | None:
     return newline + 1, close
 
 
-# A top-level `key: value` line the retry may quote (JS `.` excludes line terminators).
-_SIMPLE_LINE_RE = re.compile(rf"([a-zA-Z_-]+):{JS_SPACE_CLASS}+([^\n\r\u2028\u2029]+)")
+# Top-level `key: value` lines the retry may quote (JS `.` excludes line terminators),
+# found in the whole text at once: a line is what `split("\n")` gives, so the spaces
+# after the colon (JavaScript's `\s`) may not run into the next line.
+_SIMPLE_LINES_RE = re.compile(
+    r"^([a-zA-Z_-]+):" + JS_SPACE_CLASS.replace("\\n", "") + r"+([^\n\r\u2028\u2029]+)$",
+    re.MULTILINE)
 # Characters that make a plain value risky in YAML, or a `: ` inside it.
 _SPECIAL_RE = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
 
 
 def quote_problematic_values(text: str) -> str:
     """Double-quote plain `key: value` lines whose value YAML would misread."""
-    out: list[str] = []
-    for line in text.split("\n"):
-        m = _SIMPLE_LINE_RE.fullmatch(line)
-        if m:
-            key, value = m.group(1), m.group(2)
-            quoted = (value.startswith('"') and value.endswith('"')) or (
-                value.startswith("'") and value.endswith("'")
-            )
-            if not quoted and _SPECIAL_RE.search(value):
-                escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-                out.append(f'{key}: "{escaped}"')
-                continue
-        out.append(line)
-    return "\n".join(out)
+    return _SIMPLE_LINES_RE.sub(_quote_line, text)
+
+
+def _quote_line(m: re.Match[str]) -> str:
+    key, value = m.group(1, 2)
+    quoted = (value.startswith('"') and value.endswith('"')) or (
+        value.startswith("'") and value.endswith("'")
+    )
+    if not quoted and _SPECIAL_RE.search(value):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return f'{key}: "{escaped}"'
+    return m.group(0)
 
 
 def _as_mapping(value: Any) -> dict[str, Any]:
@@ -105,7 +107,10 @@ def _load_mapping(fm: str) -> dict[str, Any]:
     first = _attempt(fm)
     if first is not _FAILED:
         return first
-    second = _attempt(quote_problematic_values(fm))
+    quoted = quote_problematic_values(fm)
+    if quoted == fm:
+        return {}  # the retry would read the very same text
+    second = _attempt(quoted)
     # Like the system: unparseable frontmatter is empty, the file stays a candidate.
     return {} if second is _FAILED else second
 

@@ -82,11 +82,11 @@ def list_recursive(root: str, *, skipped: list[SkippedFile] | None = None) -> li
     result: list[str] = []
     # Each folder carries its path relative to `root` (listed names hold no separator,
     # so joining is `os.path.relpath` without its cost per entry).
-    stack: list[tuple[str, str, list[str]]] = [(root, "", _names(root))]
+    stack: list[tuple[str, str, list[tuple[str, os.DirEntry[bytes]]]]] = [
+        (root, "", _entries(root))]
     while stack:
-        folder, prefix, names = stack.pop()
-        for name in names:
-            full = os.path.join(folder, name)
+        folder, prefix, entries = stack.pop()
+        for name, entry in entries:
             relative = prefix + name
             result.append(relative)
             if len(result) >= MAX_LISTED_ENTRIES:
@@ -96,27 +96,39 @@ def list_recursive(root: str, *, skipped: list[SkippedFile] | None = None) -> li
                         f"listing stopped after {MAX_LISTED_ENTRIES} entries at this one;"
                         " entries after it were not scanned"))
                 return result  # keep what was listed: the memdir's own files come first
-            if _is_dir(full):
-                stack.append((full, relative + os.sep, _names(full)))
+            if _is_dir(entry):
+                full = os.path.join(folder, name)
+                stack.append((full, relative + os.sep, _entries(full)))
     return result
 
 
-def _names(folder: str) -> list[str]:
-    # Sorted as bytes (libuv's strcmp), decoded as Node decodes names.
-    raw = sorted(os.listdir(os.fsencode(folder)))
-    return [name.decode("utf-8", "replace") for name in raw]
+def _entries(folder: str) -> list[tuple[str, os.DirEntry[bytes]]]:
+    # Sorted as bytes (libuv's strcmp), decoded as Node decodes names. The entries
+    # know which are folders without a `stat` each (unless the file system does not
+    # say, or the entry is a link, when `is_dir` stats it as `isdir` would).
+    with os.scandir(os.fsencode(folder)) as it:
+        raw = sorted(it, key=_entry_name)
+    return [(entry.name.decode("utf-8", "replace"), entry) for entry in raw]
 
 
-def _is_dir(path: str) -> bool:
+def _entry_name(entry: os.DirEntry[bytes]) -> bytes:
+    return entry.name
+
+
+def _is_dir(entry: os.DirEntry[bytes]) -> bool:
     try:
-        return os.path.isdir(path)
+        return entry.is_dir()
     except (OSError, ValueError):
         return False
 
 
+_SEP_ENTRYPOINT = os.sep + ENTRYPOINT_NAME
+
+
 def is_candidate(relative_path: str) -> bool:
     """A `.md` file whose basename is not exactly `MEMORY.md` (case-sensitive)."""
-    return relative_path.endswith(".md") and os.path.basename(relative_path) != ENTRYPOINT_NAME
+    return relative_path.endswith(".md") and not (
+        relative_path == ENTRYPOINT_NAME or relative_path.endswith(_SEP_ENTRYPOINT))
 
 
 # One read takes the first lines of nearly every memory file (they are small); a file

@@ -33,16 +33,19 @@ _SINGLE = re.compile(r"'((?:[^']|'')*)'")
 # Escapes whose meaning is not in doubt; `\x`, `\u` and friends go to the parser.
 _ESCAPES = {"\\": "\\", '"': '"', "/": "/", "n": "\n", "t": "\t", " ": " "}
 _ESCAPE = re.compile(r"\\(.)")
-# Characters that may start a plain scalar in block context and mean nothing else.
+# Characters that may not start a plain scalar in block context, or mean more there.
 _PLAIN_START_BAD = frozenset("-?:,[]{}#&*!|>'\"%@` ")
-# What a plain scalar's first character must be, for `resolve_plain` to possibly
-# return something other than the text itself.
-_MAYBE_NOT_STRING = frozenset("~nNtTfF-+.0123456789")
+# A plain scalar resolves to something other than itself only if it starts with one
+# of these, or is one of the core schema's null and boolean words.
+_MAYBE_NOT_STRING = frozenset("~-+.0123456789")
+_NULL_OR_BOOL = frozenset({"null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
+                           "FALSE"})
 _ERROR_START = frozenset("@`%*")  # reserved indicators, a directive sign, an alias
 
 
 def _resolve(text: str) -> Any:
-    if text and text[0] not in _MAYBE_NOT_STRING:
+    """`resolve_plain`, without its regexes for the text it cannot change."""
+    if text and text[0] not in _MAYBE_NOT_STRING and text not in _NULL_OR_BOOL:
         return text
     return resolve_plain(text)
 
@@ -298,50 +301,53 @@ def _read(block: str) -> Any:
     if "\t" in block or "\r" in block or not block.replace("\n", "").isprintable():
         return None
     lines = block.split("\n")
-    if lines[-1] == "":
+    if not lines[-1]:
         lines.pop()
     out: dict[str, Any] = {}
     n = len(lines)
     i = 0
     while i < n:
         line = lines[i]
+        i += 1  # from here on, `i` is the next line
         if not line or line[0] == "#":
-            i += 1
             continue
         if line[0] == " ":
             if line.isspace():
-                i += 1
                 continue
             return None
-        colon = line.find(":")
-        if colon <= 0 or line.startswith(("...", "---")):
-            return None
-        key = line[:colon]
-        if _KEY.fullmatch(key) is None or (key[0] in _MAYBE_NOT_STRING and len(key) <= 5
-                                           and resolve_plain(key) != key):
-            return None
-        rest = line[colon + 1:]
-        if rest and rest[0] != " ":
-            return None
+        key, sep, value = line.partition(": ")
+        if not sep:
+            if line[-1] != ":":
+                return None
+            key = line[:-1]
+        if key in _NULL_OR_BOOL or _KEY.fullmatch(key) is None:
+            return None  # a key YAML reads as null or a boolean: left to the parser
         if key in out:
             return YAML_ERROR  # the parser refuses a repeated key
-        value = rest.lstrip(" ")
+        value = value.lstrip(" ")
         if not value or value[0] == "#":
-            j = i + 1
-            if j < n and lines[j] and (lines[j][0] == " " or lines[j][0] == "-"):
-                if lines[j].lstrip(" ").startswith("- "):
-                    got_seq = _block_sequence(lines, j)
+            if i < n and lines[i] and (lines[i][0] == " " or lines[i][0] == "-"):
+                if lines[i].lstrip(" ").startswith("- "):
+                    got_seq = _block_sequence(lines, i)
                     if got_seq is None:
                         return None
                     out[key], i = got_seq
                     continue
-                if not lines[j].isspace():
+                if not lines[i].isspace():
                     return None
             out[key] = None
-            i = j
             continue
         first = value[0]
-        if first in "\"'":
+        if first not in _PLAIN_START_BAD and (i == n or lines[i][:1] != " "):
+            # The commonest value: plain words on one line, maybe a comment after.
+            hash_at = value.find(" #")
+            text = (value if hash_at < 0 else value[:hash_at]).rstrip(" ")
+            if ": " in text or text[-1] == ":":
+                return YAML_ERROR  # `a: b` on one line: a mapping where none may start
+            out[key] = text if text not in _NULL_OR_BOOL and (
+                first not in _MAYBE_NOT_STRING) else resolve_plain(text)
+            continue
+        if first == '"' or first == "'":
             got = _quoted(value)
             if got is None:
                 return None
@@ -349,8 +355,7 @@ def _read(block: str) -> Any:
             if tail is not True:
                 return tail
             out[key] = got[0]
-            i += 1
-        elif first in "[{":
+        elif first == "[" or first == "{":
             got = _flow(value)
             if got is None:
                 return None
@@ -358,9 +363,8 @@ def _read(block: str) -> Any:
             if tail is not True:
                 return tail
             out[key] = got[0]
-            i += 1
-        elif first in "|>":
-            got_block = _block_scalar(value, lines, i)
+        elif first == "|" or first == ">":
+            got_block = _block_scalar(value, lines, i - 1)
             if got_block is None:
                 return None
             out[key], i = got_block
@@ -369,7 +373,7 @@ def _read(block: str) -> Any:
         elif first in _PLAIN_START_BAD and not (first == "-" and value[1:2] not in ("", " ")):
             return None  # `-1` is a plain scalar, `- x` a sequence where none may start
         else:
-            plain, i = _plain(value, lines, i)
+            plain, i = _plain(value, lines, i - 1)
             if plain is None or plain is YAML_ERROR:
                 return plain
             out[key] = plain

@@ -216,6 +216,8 @@ def _parse_once(text: str) -> Any:
 def retries_rewritten(text: str) -> bool:
     """Whether `parse_yaml`, when `text` fails, retries it rewritten (so a failure of
     `text` alone does not settle the result)."""
+    if "[" not in text and "{" not in text:
+        return False  # only a line with a flow collection is ever rewritten
     return _split_flow_then_colon(text) != text
 
 
