@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ from memeval.memdir.frontmatter import (
 from memeval.memdir.readfile import read_file_in_range
 from memeval.memdir.simple_frontmatter import YAML_ERROR, read_block
 from memeval.memdir.text import JS_SPACE_CLASS
-from memeval.memdir.yaml12 import YamlError, parse_yaml
+from memeval.memdir.yaml12 import YamlError, _split_flow_then_colon, parse_yaml, retries_rewritten
 
 SLOW = settings(max_examples=1500, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -137,7 +138,7 @@ def test_every_answer_is_the_parsers_on_common_shapes(text):
     check(text)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(block | common_block)
 def test_load_mapping_gives_what_the_parser_and_the_retry_gave(text):
     _load_mapping.cache_clear()
@@ -162,11 +163,22 @@ def test_the_reader_answers_for_the_shapes_it_is_for():
     assert read_block("description: Note: colon\n") is YAML_ERROR
 
 
-def test_errors_the_parser_rewrites_are_left_to_it():
+@pytest.mark.parametrize("text", [
+    "description: [a, b]: c\nother: x: y\n", "description: {a: b}: c\nother: x: y\n",
+    "description: {a: b} : c\n", "description: [a]:\nx: [b] y\n",
+])
+def test_errors_the_parser_rewrites_are_left_to_it(text):
     # `[a]: b` fails once, then the parser reads it rewritten: not a plain error.
-    text = "description: [a, b]: c\nother: x: y\n"
     assert read_block(text) is None
+    _load_mapping.cache_clear()
     assert same(_load_mapping(text), load_reference(text))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", ": ", ":", "[", "]", "{", "}", "[a]", "{a: b}", " ",
+                                  "\t", "\n", ",", "'", '"', "#"]), max_size=12).map("".join))
+def test_a_rewrite_is_only_ever_found_after_a_closing_bracket_and_colon(text):
+    assert retries_rewritten(text) == (_split_flow_then_colon(text) != text)
 
 
 texts = st.text(st.sampled_from(list("-- \n\r\t\u2028\ufeffab:")), max_size=40)

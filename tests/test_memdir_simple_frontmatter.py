@@ -93,6 +93,7 @@ def test_what_yaml_reads_otherwise_is_read_as_the_parser_does_or_left_to_it(bloc
     "description: a\u2028b", "description: a\u00a0b", "description: a\x85b",
     "description: a\ufeffb", "- a\n- b", "just text", "description: - dash",
     'description: "a\\x41"', "description: [a, [b]]", "description: 'a\n  b'",
+    "description: {a:b}", "description: [a, b,]",
 ])
 def test_what_the_fast_reader_does_not_know_goes_to_the_parser(block):
     assert read_block(block) is None

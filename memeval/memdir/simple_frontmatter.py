@@ -106,8 +106,40 @@ _FLOW_SCALAR = re.compile(
     r'([^\-?:,\[\]{}#&*!|>\'"%@`\s][^,\[\]{}#:\'"]*?)) *([,\]}]|: )')
 
 
+_FLOW_WORD = r"[^\-?:,\[\]{}#&*!|>'\"%@`\s][^,\[\]{}#:'\"]*"
+# A flow body of plain scalars only (the commonest), checked in one go; such a body
+# splits at every `,` (and a mapping's pair at its one `: `).
+_PLAIN_SEQ_BODY = re.compile(rf" *{_FLOW_WORD}(?:, *{_FLOW_WORD})*")
+_PLAIN_MAP_BODY = re.compile(rf" *{_FLOW_WORD}: +{_FLOW_WORD}(?:, *{_FLOW_WORD}: +{_FLOW_WORD})*")
+
+
+def _plain_flow(value: str) -> tuple[Any, str] | None:
+    """`_flow` for a body of plain scalars only; None for any other body."""
+    end = value.find("]" if value[0] == "[" else "}")
+    if end < 0:
+        return None
+    body = value[1:end]
+    if value[0] == "[":
+        if _PLAIN_SEQ_BODY.fullmatch(body) is None:
+            return None
+        return [_resolve(item.strip(" ")) for item in body.split(",")], value[end + 1:]
+    if _PLAIN_MAP_BODY.fullmatch(body) is None:
+        return None
+    mapping: dict[str, Any] = {}
+    for pair in body.split(","):
+        k, _, v = pair.partition(":")
+        key = _resolve(k.strip(" "))
+        if type(key) is not str or key in mapping:
+            return None
+        mapping[key] = _resolve(v.strip(" "))
+    return mapping, value[end + 1:]
+
+
 def _flow(value: str) -> tuple[Any, str] | None:
     """A one-line flow sequence or mapping of scalars: (value, rest of the line)."""
+    got = _plain_flow(value)
+    if got is not None:
+        return got
     close = "]" if value[0] == "[" else "}"
     is_map = close == "}"
     items: list[Any] = []

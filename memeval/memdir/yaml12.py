@@ -216,9 +216,12 @@ def _parse_once(text: str) -> Any:
 def retries_rewritten(text: str) -> bool:
     """Whether `parse_yaml`, when `text` fails, retries it rewritten (so a failure of
     `text` alone does not settle the result)."""
-    if "[" not in text and "{" not in text:
-        return False  # only a line with a flow collection is ever rewritten
+    if _FLOW_THEN_COLON.search(text) is None:
+        return False  # only a closed flow collection followed by `:` is ever rewritten
     return _split_flow_then_colon(text) != text
+
+
+_FLOW_THEN_COLON = re.compile(r"[\]}][ \t]*:")
 
 
 # `key: [a, b]: c` — `yaml` 2.x reads the flow collection as the value and `: c` as a
