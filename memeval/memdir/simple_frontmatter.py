@@ -47,24 +47,27 @@ def _resolve(text: str) -> Any:
     """`resolve_plain`, without its regexes for the text it cannot change."""
     if text and text[0] not in _MAYBE_NOT_STRING and text not in _NULL_OR_BOOL:
         return text
+    if text.isdigit() and text.isascii() and len(text) <= _EXACT_DIGITS:
+        return int(text)  # a decimal a double holds exactly: the number itself
     return resolve_plain(text)
+
+
+_EXACT_DIGITS = 15  # every decimal of up to 15 digits is exactly a JavaScript double
+# A backslash before anything but the escapes `_ESCAPES` knows (or the second half of
+# `\\`: then the block goes to the parser, which is only slower).
+_UNKNOWN_ESCAPE = re.compile(r'\\[^\\"/nt ]|\\\Z')
+
+
+def _escaped(m: re.Match[str]) -> str:
+    return _ESCAPES[m.group(1)]
 
 
 def _unescape(body: str) -> str | None:
     if "\\" not in body:
         return body
-    bad = False
-
-    def sub(m: re.Match[str]) -> str:
-        nonlocal bad
-        out = _ESCAPES.get(m.group(1))
-        if out is None:
-            bad = True
-            return ""
-        return out
-
-    text = _ESCAPE.sub(sub, body)
-    return None if bad else text
+    if _UNKNOWN_ESCAPE.search(body) is not None:
+        return None
+    return _ESCAPE.sub(_escaped, body)
 
 
 def _tail(rest: str) -> Any:
@@ -106,11 +109,19 @@ _FLOW_SCALAR = re.compile(
     r'([^\-?:,\[\]{}#&*!|>\'"%@`\s][^,\[\]{}#:\'"]*?)) *([,\]}]|: )')
 
 
-_FLOW_WORD = r"[^\-?:,\[\]{}#&*!|>'\"%@`\s][^,\[\]{}#:'\"]*"
-# A flow body of plain scalars only (the commonest), checked in one go; such a body
-# splits at every `,` (and a mapping's pair at its one `: `).
+# A flow scalar with no `,` `:` `#` or quote inside: a plain word, or a quoted one
+# without escapes.
+_FLOW_WORD = (r"""(?:[^\-?:,\[\]{}#&*!|>'"%@`\s][^,\[\]{}#:'"]*"""
+              r"""|"[^"\\,:#\[\]{}]*" *|'[^',:#\[\]{}]*' *)""")
+# A flow body of such scalars (the commonest), checked in one go: it splits at every
+# `,`, and a mapping's pair at its one `:`.
 _PLAIN_SEQ_BODY = re.compile(rf" *{_FLOW_WORD}(?:, *{_FLOW_WORD})*")
 _PLAIN_MAP_BODY = re.compile(rf" *{_FLOW_WORD}: +{_FLOW_WORD}(?:, *{_FLOW_WORD}: +{_FLOW_WORD})*")
+
+
+def _flow_word(word: str) -> Any:
+    word = word.strip(" ")
+    return word[1:-1] if word[0] == '"' or word[0] == "'" else _resolve(word)
 
 
 def _plain_flow(value: str) -> tuple[Any, str] | None:
@@ -122,16 +133,16 @@ def _plain_flow(value: str) -> tuple[Any, str] | None:
     if value[0] == "[":
         if _PLAIN_SEQ_BODY.fullmatch(body) is None:
             return None
-        return [_resolve(item.strip(" ")) for item in body.split(",")], value[end + 1:]
+        return [_flow_word(item) for item in body.split(",")], value[end + 1:]
     if _PLAIN_MAP_BODY.fullmatch(body) is None:
         return None
     mapping: dict[str, Any] = {}
     for pair in body.split(","):
         k, _, v = pair.partition(":")
-        key = _resolve(k.strip(" "))
+        key = _flow_word(k)
         if type(key) is not str or key in mapping:
             return None
-        mapping[key] = _resolve(v.strip(" "))
+        mapping[key] = _flow_word(v)
     return mapping, value[end + 1:]
 
 
