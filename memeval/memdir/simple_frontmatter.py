@@ -1,7 +1,8 @@
 """Frontmatter in the shapes people write, read without the full YAML parser.
 
 The full parser (ruamel's pure-Python scanner plus our event builder) costs about a
-millisecond a file; a memdir scan has a few microseconds. Most frontmatter is a
+millisecond a file, where listing, stat and reading a file cost about ten
+microseconds (docs/performance.md, the scan section). Most frontmatter is a
 handful of top-level `key: value` lines whose values take a few common shapes:
 plain words (maybe folded over indented lines, maybe with a `# comment`), single-
 or double-quoted strings on one line, one-line flow sequences and mappings of such
@@ -387,8 +388,7 @@ def _read(block: str) -> Any:
             text = (value if hash_at < 0 else value[:hash_at]).rstrip(" ")
             if ": " in text or text[-1] == ":":
                 return YAML_ERROR  # `a: b` on one line: a mapping where none may start
-            out[key] = text if text not in _NULL_OR_BOOL and (
-                first not in _MAYBE_NOT_STRING) else resolve_plain(text)
+            out[key] = _resolve(text)
             continue
         if first == '"' or first == "'":
             got = _quoted(value)
