@@ -211,6 +211,7 @@ def test_the_one_read_path_sees_the_first_30_lines_as_the_line_reader(tmp_path_f
     assert shared_frontmatter(text, max_lines=30) == expected
     meta, _ = _read_frontmatter(os.fspath(path))
     assert meta == expected
+    assert (meta != {}) == (text.count("\n", 0, text.rfind("---")) < 30)
 
 
 def quote_line_by_line(text: str) -> str:
@@ -236,3 +237,22 @@ def quote_line_by_line(text: str) -> str:
                , max_size=30))
 def test_quoting_the_whole_text_at_once_is_quoting_each_line(text):
     assert quote_problematic_values(text) == quote_line_by_line(text)
+
+
+@pytest.mark.parametrize("text", [
+    "---\ndescription: " + "x" * 9000 + "\ntype: user\n---\nbody\n",  # one read is not enough
+    "---\ndescription: " + "é" * 5000 + "\n---\n",  # a character cut by the first read
+    "---\n" + "".join(f"k{i}: b\n" for i in range(28)) + "---\n" + "y" * 9000,  # ends on line 30
+    "---\n" + "".join(f"k{i}: b\n" for i in range(29)) + "---\n",  # on line 31: none
+    "\ufeff---\r\ndescription: crlf\r\n---\r\n",
+])
+def test_the_one_read_path_agrees_with_the_line_reader_on_big_and_odd_files(tmp_path, text):
+    from memeval.memdir.scan import _read_frontmatter
+
+    path = tmp_path / "m.md"
+    path.write_text(text, encoding="utf-8")
+    _load_mapping.cache_clear()
+    expected = shared_frontmatter(read_file_in_range(os.fspath(path), 30).content)
+    meta, _ = _read_frontmatter(os.fspath(path))
+    assert meta == expected
+    assert (meta != {}) == (text.count("\n", 0, text.rfind("---")) < 30)
