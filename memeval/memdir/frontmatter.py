@@ -17,7 +17,7 @@ from frontmatter.default_handlers import BaseHandler
 
 from memeval.memdir.readfile import first_lines
 from memeval.memdir.simple_frontmatter import YAML_ERROR, read_block
-from memeval.memdir.text import JS_SPACE_CLASS
+from memeval.memdir.text import JS_SPACE_CLASS, JS_WHITESPACE
 from memeval.memdir.yaml12 import YamlError, parse_yaml
 
 # `^---\s*\n([\s\S]*?)---\s*\n?` with JavaScript's `\s`.
@@ -28,13 +28,16 @@ _JS_SPACES = re.compile(f"{JS_SPACE_CLASS}*")
 def frontmatter_span(text: str) -> tuple[int, int] | None:
     """Where `FRONTMATTER_RE.match(text)` finds the block: (start, end) of group 1,
     found with `find` rather than the regex's lazy scan (a third of a scan's time)."""
-    if not text.startswith("---"):
-        return None
-    run_end = _JS_SPACES.match(text, 3).end()
-    # `\s*` is greedy: the opening line ends at the run's last `\n`.
-    newline = text.rfind("\n", 3, run_end)
-    if newline < 0:
-        return None
+    if text.startswith("---\n") and text[4:5] not in JS_WHITESPACE:
+        newline = 3  # the usual opening line; the run of spaces is that one `\n`
+    else:
+        if not text.startswith("---"):
+            return None
+        run_end = _JS_SPACES.match(text, 3).end()
+        # `\s*` is greedy: the opening line ends at the run's last `\n`.
+        newline = text.rfind("\n", 3, run_end)
+        if newline < 0:
+            return None
     close = text.find("---", newline + 1)
     if close < 0:
         return None

@@ -150,7 +150,7 @@ def read_header(memory_dir: str, relative_path: str) -> MemoryHeader:
     raw = meta.get("description")
     if not js_truthy(raw):
         raw = None
-    elif type(raw) is not str:
+    elif isinstance(raw, list | dict):
         raw = copy.deepcopy(raw)  # the header's own; the mapping is the parse cache's
     return MemoryHeader(
         filename=relative_path.replace(os.sep, "/"),
