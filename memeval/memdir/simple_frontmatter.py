@@ -42,6 +42,7 @@ _MAYBE_NOT_STRING = frozenset("~-+.0123456789")
 _NULL_OR_BOOL = frozenset({"null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
                            "FALSE"})
 _ERROR_START = frozenset("@`%*")  # reserved indicators, a directive sign, an alias
+_MEMORY_KEYS = frozenset({"name", "description", "type"})  # the spec's fields: valid keys
 
 
 def _resolve(text: str) -> Any:
@@ -364,7 +365,7 @@ def _read(block: str) -> Any:
             if line[-1] != ":":
                 return None
             key = line[:-1]
-        if key in _NULL_OR_BOOL or _KEY.fullmatch(key) is None:
+        if key not in _MEMORY_KEYS and (key in _NULL_OR_BOOL or _KEY.fullmatch(key) is None):
             return None  # a key YAML reads as null or a boolean: left to the parser
         if key in out:
             return YAML_ERROR  # the parser refuses a repeated key
@@ -391,6 +392,14 @@ def _read(block: str) -> Any:
             out[key] = _resolve(text)
             continue
         if first == '"' or first == "'":
+            end = value.find(first, 1)
+            if end > 0 and value[end + 1:end + 2] != first and "\\" not in value[:end]:
+                # No escape inside: the string is what the quotes hold.
+                tail = _tail(value[end + 1:])
+                if tail is not True:
+                    return tail
+                out[key] = value[1:end]
+                continue
             got = _quoted(value)
             if got is None:
                 return None
