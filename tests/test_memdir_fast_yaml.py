@@ -15,7 +15,7 @@ import os
 import re
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memeval.memdir.frontmatter import (
@@ -157,6 +157,8 @@ def test_the_reader_answers_for_the_shapes_it_is_for():
         "# c\ndescription: 42\nttl: -0\nx: .nan\n",
         "description: Note: colon\n", "description: [WIP] x\n", "description: 'it's'\n",
         'description: "a "b" c"\n', "description: x\ndescription: y\n", "description: @x\n",
+        "description: |+\n  kept\n\n\ntype: user\n", "description: >+\n  a\n  b\n\n",
+        "description: |-\n  a\n\n  b\n\n", "description: >\n\n  a\n\n\n  b\n",
     ]
     for text in blocks:
         assert check(text), text
@@ -186,6 +188,10 @@ texts = st.text(st.sampled_from(list("-- \n\r\t\u2028\ufeffab:")), max_size=40)
 
 @settings(max_examples=2000, deadline=None)
 @given(texts)
+@example("---\n\n\nx\n---\n")
+@example("---  \n \nx---")
+@example("--- \u2028\n\u3000\nx\n---\nbody")
+@example("---\n---")
 def test_the_block_is_found_where_the_regex_finds_it(text):
     m = FRONTMATTER_RE.match(text)
     span = frontmatter_span(text)
