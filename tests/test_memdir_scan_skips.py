@@ -150,13 +150,13 @@ def test_unlistable_subfolder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     from memeval.session import scan as confined_module
 
     def refuse(real: object) -> object:
-        def names(folder: str) -> list[str]:
+        def names(folder: str) -> list:
             if os.path.basename(folder) == "sub":
                 raise PermissionError(13, "Permission denied", os.fsencode(folder))
             return real(folder)  # type: ignore[operator]
         return names
 
-    monkeypatch.setattr(scan_module, "_names", refuse(scan_module._names))
+    monkeypatch.setattr(scan_module, "_entries", refuse(scan_module._entries))
     monkeypatch.setattr(confined_module, "_sorted_names", refuse(confined_module._sorted_names))
     result = scan_both(root)
     names, skipped = result["faithful"]

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memeval.memdir.frontmatter import parse_frontmatter
-from memeval.memdir.simple_frontmatter import simple_mapping
+from memeval.memdir.simple_frontmatter import read_block, simple_mapping
 from memeval.memdir.yaml12 import YamlError, parse_yaml
 
 
@@ -82,8 +82,21 @@ def test_plain_word_lines_take_the_fast_path_and_agree(text):
     "description: a\u2028b", "description: a\u00a0b", "description: a\x85b",
     "description: a\ufeffb", "", "\n\n", "- a\n- b", "just text",
 ])
-def test_anything_yaml_might_read_otherwise_goes_to_the_parser(block):
-    assert simple_mapping(block) is None
+def test_what_yaml_reads_otherwise_is_read_as_the_parser_does_or_left_to_it(block):
+    fast = simple_mapping(block)
+    assert fast is None or fast == parsed(block)
+
+
+@pytest.mark.parametrize("block", [
+    "description: &anchor x", "description: !tag x", "description: |", "description: >",
+    "description: x\t", "description:\tx", "  description: x", "true: x", "null: x",
+    "description: a\u2028b", "description: a\u00a0b", "description: a\x85b",
+    "description: a\ufeffb", "- a\n- b", "just text", "description: - dash",
+    'description: "a\\x41"', "description: [a, [b]]", "description: 'a\n  b'",
+    "description: {a:b}", "description: [a, b,]",
+])
+def test_what_the_fast_reader_does_not_know_goes_to_the_parser(block):
+    assert read_block(block) is None
 
 
 def test_parse_frontmatter_gives_the_same_for_a_simple_and_a_parsed_file():

@@ -15,34 +15,59 @@ from typing import Any
 
 from frontmatter.default_handlers import BaseHandler
 
-from memeval.memdir.simple_frontmatter import simple_mapping
-from memeval.memdir.text import JS_SPACE_CLASS
+from memeval.memdir.readfile import first_lines
+from memeval.memdir.simple_frontmatter import YAML_ERROR, read_block
+from memeval.memdir.text import JS_SPACE_CLASS, JS_WHITESPACE
 from memeval.memdir.yaml12 import YamlError, parse_yaml
 
 # `^---\s*\n([\s\S]*?)---\s*\n?` with JavaScript's `\s`.
 FRONTMATTER_RE = re.compile(rf"---{JS_SPACE_CLASS}*\n([\s\S]*?)---{JS_SPACE_CLASS}*\n?")
-# A top-level `key: value` line the retry may quote (JS `.` excludes line terminators).
-_SIMPLE_LINE_RE = re.compile(rf"([a-zA-Z_-]+):{JS_SPACE_CLASS}+([^\n\r\u2028\u2029]+)")
+_JS_SPACES = re.compile(f"{JS_SPACE_CLASS}*")
+
+
+def frontmatter_span(text: str) -> tuple[int, int] | None:
+    """Where `FRONTMATTER_RE.match(text)` finds the block: (start, end) of group 1,
+    found with `find` rather than the regex's lazy scan (a third of a scan's time)."""
+    if text.startswith("---\n") and text[4:5] not in JS_WHITESPACE:
+        newline = 3  # the usual opening line; the run of spaces is that one `\n`
+    else:
+        if not text.startswith("---"):
+            return None
+        run_end = _JS_SPACES.match(text, 3).end()
+        # `\s*` is greedy: the opening line ends at the run's last `\n`.
+        newline = text.rfind("\n", 3, run_end)
+        if newline < 0:
+            return None
+    close = text.find("---", newline + 1)
+    if close < 0:
+        return None
+    return newline + 1, close
+
+
+# Top-level `key: value` lines the retry may quote (JS `.` excludes line terminators),
+# found in the whole text at once: a line is what `split("\n")` gives, so the spaces
+# after the colon (JavaScript's `\s`) may not run into the next line.
+_SIMPLE_LINES_RE = re.compile(
+    r"^([a-zA-Z_-]+):" + JS_SPACE_CLASS.replace("\\n", "") + r"+([^\n\r\u2028\u2029]+)$",
+    re.MULTILINE)
 # Characters that make a plain value risky in YAML, or a `: ` inside it.
 _SPECIAL_RE = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
 
 
 def quote_problematic_values(text: str) -> str:
     """Double-quote plain `key: value` lines whose value YAML would misread."""
-    out: list[str] = []
-    for line in text.split("\n"):
-        m = _SIMPLE_LINE_RE.fullmatch(line)
-        if m:
-            key, value = m.group(1), m.group(2)
-            quoted = (value.startswith('"') and value.endswith('"')) or (
-                value.startswith("'") and value.endswith("'")
-            )
-            if not quoted and _SPECIAL_RE.search(value):
-                escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-                out.append(f'{key}: "{escaped}"')
-                continue
-        out.append(line)
-    return "\n".join(out)
+    return _SIMPLE_LINES_RE.sub(_quote_line, text)
+
+
+def _quote_line(m: re.Match[str]) -> str:
+    key, value = m.group(1, 2)
+    quoted = (value.startswith('"') and value.endswith('"')) or (
+        value.startswith("'") and value.endswith("'")
+    )
+    if not quoted and _SPECIAL_RE.search(value):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+        return f'{key}: "{escaped}"'
+    return m.group(0)
 
 
 def _as_mapping(value: Any) -> dict[str, Any]:
@@ -57,13 +82,14 @@ class MemoryFrontmatterHandler(BaseHandler):  # type: ignore[misc]
     END_DELIMITER = "---"
 
     def detect(self, text: str) -> bool:
-        return FRONTMATTER_RE.match(text) is not None
+        return frontmatter_span(text) is not None
 
     def split(self, text: str) -> tuple[str, str]:
-        m = FRONTMATTER_RE.match(text)
-        if m is None:
+        span = frontmatter_span(text)
+        if span is None:
             raise ValueError("no frontmatter")
-        return m.group(1), text[m.end() :]
+        start, close = span
+        return text[start:close], text[_JS_SPACES.match(text, close + 3).end():]
 
     def load(self, fm: str, **kwargs: Any) -> dict[str, Any]:
         # A copy: callers own their mapping, the cache keeps the pristine one (strings
@@ -81,21 +107,62 @@ class MemoryFrontmatterHandler(BaseHandler):  # type: ignore[misc]
 def _load_mapping(fm: str) -> dict[str, Any]:
     """The parse is a pure function of the block's text, and a session rescans the same
     files every turn: caching by text keeps repeated scans from re-running YAML."""
-    simple = simple_mapping(fm)
-    if simple is not None:  # plain `key: words` lines: the parser could only agree
-        return simple
+    first = _attempt(fm)
+    if first is not _FAILED:
+        return first
+    quoted = quote_problematic_values(fm)
+    if quoted == fm:
+        return {}  # the retry would read the very same text
+    second = _attempt(quoted)
+    # Like the system: unparseable frontmatter is empty, the file stays a candidate.
+    return {} if second is _FAILED else second
+
+
+_FAILED: Any = object()
+
+
+def _attempt(text: str) -> Any:
+    """`_as_mapping(parse_yaml(text))`, or `_FAILED` where that raises `YamlError`.
+
+    The common shapes are read without the parser (`read_block`, which answers only
+    when it is sure); the parser runs for the rest.
+    """
+    fast = read_block(text)
+    if fast is YAML_ERROR:
+        return _FAILED
+    if fast is not None:
+        return fast
     try:
-        return _as_mapping(parse_yaml(fm))
+        return _as_mapping(parse_yaml(text))
     except YamlError:
-        pass
-    try:
-        return _as_mapping(parse_yaml(quote_problematic_values(fm)))
-    except YamlError:
-        # Like the system: unparseable frontmatter is empty, the file stays a candidate.
-        return {}
+        return _FAILED
 
 
 HANDLER = MemoryFrontmatterHandler()
+
+
+def shared_frontmatter(text: str, *, max_lines: int | None = None) -> dict[str, Any]:
+    """The frontmatter mapping of `text`'s first `max_lines` lines (all without a
+    limit; `{}` without a leading `---` block), as the parse cache holds it: a caller
+    must not change it or the values in it (the scan reads two fields, and copying
+    every mapping cost as much as parsing it).
+
+    With `max_lines`, `text` is what `read_file_in_range` would have read lines from
+    (BOM and `\\r` included), the whole file or any prefix holding that many lines.
+    """
+    if max_lines is not None:
+        if "\r" in text:
+            text = first_lines(text, max_lines)
+        else:
+            if text.startswith("\ufeff"):
+                text = text[1:]
+            span = frontmatter_span(text)
+            # The block is in the first lines if its closing `---` is.
+            if span is None or text.count("\n", 0, span[1] + 3) >= max_lines:
+                return {}
+            return _load_mapping(text[span[0]:span[1]])
+    span = frontmatter_span(text)
+    return {} if span is None else _load_mapping(text[span[0]:span[1]])
 
 
 def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:

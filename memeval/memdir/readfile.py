@@ -91,6 +91,20 @@ def split_range(
 CHUNK_SIZE = 1 << 16
 
 
+def first_lines(text: str, max_lines: int) -> str:
+    """`read_file_in_range(...).content` for `text`, the whole file or a prefix of it
+    holding at least `max_lines` line breaks: BOM dropped, one `\\r` before each
+    line's end dropped, at most `max_lines` lines."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n", max_lines)
+    if len(lines) > max_lines:
+        lines.pop()
+    if "\r" in text:
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    return "\n".join(lines)
+
+
 def read_file_in_range(
     path: str, max_lines: int | None = None, max_bytes: int | None = None
 ) -> RangeRead:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import errno
 import os
-from collections.abc import Callable, Iterable
+import stat as statmod
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from memeval.memdir.entrypoint import ENTRYPOINT_NAME
-from memeval.memdir.frontmatter import parse_frontmatter
+from memeval.memdir.frontmatter import shared_frontmatter
 from memeval.memdir.jsvalue import js_iso_string, js_string, js_truthy
 from memeval.memdir.readfile import node_mtime_ms, read_open_range, stat_readable
 from memeval.memdir.types import MemoryHeader, parse_memory_type
@@ -79,11 +82,11 @@ def list_recursive(root: str, *, skipped: list[SkippedFile] | None = None) -> li
     result: list[str] = []
     # Each folder carries its path relative to `root` (listed names hold no separator,
     # so joining is `os.path.relpath` without its cost per entry).
-    stack: list[tuple[str, str, list[str]]] = [(root, "", _names(root))]
+    stack: list[tuple[str, str, list[tuple[str, os.DirEntry[bytes]]]]] = [
+        (root, "", _entries(root))]
     while stack:
-        folder, prefix, names = stack.pop()
-        for name in names:
-            full = os.path.join(folder, name)
+        folder, prefix, entries = stack.pop()
+        for name, entry in entries:
             relative = prefix + name
             result.append(relative)
             if len(result) >= MAX_LISTED_ENTRIES:
@@ -93,27 +96,46 @@ def list_recursive(root: str, *, skipped: list[SkippedFile] | None = None) -> li
                         f"listing stopped after {MAX_LISTED_ENTRIES} entries at this one;"
                         " entries after it were not scanned"))
                 return result  # keep what was listed: the memdir's own files come first
-            if _is_dir(full):
-                stack.append((full, relative + os.sep, _names(full)))
+            if _is_dir(entry):
+                full = os.path.join(folder, name)
+                stack.append((full, relative + os.sep, _entries(full)))
     return result
 
 
-def _names(folder: str) -> list[str]:
-    # Sorted as bytes (libuv's strcmp), decoded as Node decodes names.
-    raw = sorted(os.listdir(os.fsencode(folder)))
-    return [name.decode("utf-8", "replace") for name in raw]
+def _entries(folder: str) -> list[tuple[str, os.DirEntry[bytes]]]:
+    # Sorted as bytes (libuv's strcmp), decoded as Node decodes names. The entries
+    # know which are folders without a `stat` each (unless the file system does not
+    # say, or the entry is a link, when `is_dir` stats it as `isdir` would).
+    with os.scandir(os.fsencode(folder)) as it:
+        raw = sorted(it, key=_entry_name)
+    return [(entry.name.decode("utf-8", "replace"), entry) for entry in raw]
 
 
-def _is_dir(path: str) -> bool:
+def _entry_name(entry: os.DirEntry[bytes]) -> bytes:
+    return entry.name
+
+
+def _is_dir(entry: os.DirEntry[bytes]) -> bool:
     try:
-        return os.path.isdir(path)
+        return entry.is_dir()
     except (OSError, ValueError):
         return False
 
 
+_SEP_ENTRYPOINT = os.sep + ENTRYPOINT_NAME
+
+
 def is_candidate(relative_path: str) -> bool:
     """A `.md` file whose basename is not exactly `MEMORY.md` (case-sensitive)."""
-    return relative_path.endswith(".md") and os.path.basename(relative_path) != ENTRYPOINT_NAME
+    return relative_path.endswith(".md") and not (
+        relative_path == ENTRYPOINT_NAME or relative_path.endswith(_SEP_ENTRYPOINT))
+
+
+# One read takes the first lines of nearly every memory file (they are small); a file
+# whose first 30 lines do not fit is read again by the general reader.
+HEAD_BYTES = 8192
+_BOM = b"\xef\xbb\xbf"
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 def read_header(memory_dir: str, relative_path: str) -> MemoryHeader:
@@ -123,21 +145,13 @@ def read_header(memory_dir: str, relative_path: str) -> MemoryHeader:
         OSError: the file cannot be read (the scan drops it).
     """
     file_path = os.path.normpath(os.path.join(memory_dir, relative_path))
-    st = stat_readable(file_path)
-    with open(file_path, "rb") as fh:
-        head = fh.read(8).removeprefix(b"\xef\xbb\xbf")
-        if head.startswith(b"---"):
-            fh.seek(0)
-            read = read_open_range(fh, st, FRONTMATTER_MAX_LINES)
-            meta, _ = parse_frontmatter(read.content)
-            mtime_ms = read.mtime_ms
-        else:
-            # No leading `---`, no frontmatter: skip reading the rest (a 200 MB line costs
-            # nothing).
-            meta, mtime_ms = {}, node_mtime_ms(st)
+    meta, mtime_ms = _read_frontmatter(file_path)
     # The system keeps `frontmatter.description || null`: falsy values are no description.
     raw = meta.get("description")
-    raw = raw if js_truthy(raw) else None
+    if not js_truthy(raw):
+        raw = None
+    elif isinstance(raw, list | dict):
+        raw = copy.deepcopy(raw)  # the header's own; the mapping is the parse cache's
     return MemoryHeader(
         filename=relative_path.replace(os.sep, "/"),
         file_path=file_path,
@@ -146,6 +160,46 @@ def read_header(memory_dir: str, relative_path: str) -> MemoryHeader:
         type=parse_memory_type(meta.get("type")),
         raw_description=raw,
     )
+
+
+def _read_frontmatter(file_path: str) -> tuple[Mapping[str, Any], float]:
+    """The frontmatter mapping of a file's first 30 lines (shared: not to be changed)
+    and its mtime, with one open, one `fstat` and usually one read.
+
+    Raises:
+        OSError: as `stat_readable` and `open` would, in that order.
+    """
+    try:
+        # Non-blocking, so a pipe opens at once and is refused below instead of hanging.
+        fd = os.open(file_path, _OPEN_FLAGS)
+    except OSError:
+        stat_readable(file_path)  # a folder, pipe or missing file fails as it always did
+        raise
+    try:
+        st = os.fstat(fd)
+        mode = st.st_mode
+        if not statmod.S_ISREG(mode):
+            if statmod.S_ISDIR(mode):
+                raise IsADirectoryError(21, "illegal operation on a directory", file_path)
+            if statmod.S_ISFIFO(mode) or statmod.S_ISSOCK(mode):
+                raise OSError(6, "not a regular file", file_path)
+        data = os.read(fd, HEAD_BYTES)
+        if not data[:8].removeprefix(_BOM).startswith(b"---"):
+            # No leading `---`, no frontmatter: the rest is never read.
+            return {}, node_mtime_ms(st)
+        if (len(data) < HEAD_BYTES and len(data) >= st.st_size) or (
+                data.count(b"\n") >= FRONTMATTER_MAX_LINES):
+            # The whole file, or a cut after line 30 (a cut never splits a `\n`, so
+            # decoding gives the lines the incremental reader gives).
+            meta = shared_frontmatter(data.decode("utf-8", "replace"),
+                                      max_lines=FRONTMATTER_MAX_LINES)
+            return meta, node_mtime_ms(st)
+        os.lseek(fd, 0, os.SEEK_SET)
+        with open(fd, "rb", closefd=False) as fh:
+            read = read_open_range(fh, st, FRONTMATTER_MAX_LINES)
+        return shared_frontmatter(read.content), read.mtime_ms
+    finally:
+        os.close(fd)
 
 
 def scan_memory_files(

@@ -16,14 +16,12 @@ class MemoryType(StrEnum):
     REFERENCE = "reference"
 
 
+_BY_VALUE = {member.value: member for member in MemoryType}
+
+
 def parse_memory_type(value: Any) -> MemoryType | None:
     """The type named by a frontmatter value, or None for anything else (never an error)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return MemoryType(value)
-    except ValueError:
-        return None
+    return _BY_VALUE.get(value) if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

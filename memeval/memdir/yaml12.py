@@ -213,6 +213,17 @@ def _parse_once(text: str) -> Any:
         raise YamlError(f"invalid YAML ({type(exc).__name__}: {exc})") from exc
 
 
+def retries_rewritten(text: str) -> bool:
+    """Whether `parse_yaml`, when `text` fails, retries it rewritten (so a failure of
+    `text` alone does not settle the result)."""
+    if _FLOW_THEN_COLON.search(text) is None:
+        return False  # only a closed flow collection followed by `:` is ever rewritten
+    return _split_flow_then_colon(text) != text
+
+
+_FLOW_THEN_COLON = re.compile(r"[\]}][ \t]*:")
+
+
 # `key: [a, b]: c` — `yaml` 2.x reads the flow collection as the value and `: c` as a
 # further pair of the same mapping with a null key; ruamel rejects the line.
 _FLOW_VALUE_LINE = re.compile(r"([ ]*)([^\s#\[\]{}'\"][^:#]*?):[ \t]+([\[{].*)")
