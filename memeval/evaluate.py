@@ -274,7 +274,7 @@ def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
     """
     from memeval.report import render_run
 
-    summary = summarize(iter_results(run_dir), run_dir=run_dir)
+    summary = summarize(iter_results(run_dir, searches=False), run_dir=run_dir)
     summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)
     render_run(run_dir, flag_incomplete=flag_incomplete)

@@ -33,7 +33,8 @@ from memeval.selectors.base import Selector
 from memeval.selectors.baselines import OracleSelector
 from memeval.selectors.shuffle import ShuffledManifestSelector
 from memeval.session import Session, SurfacedRecord, TurnRecord
-from memeval.startup import StartupContext, StartupEnv, startup_context_for, startup_reachable
+from memeval.startup import StartupContext, StartupEnv, startup_context_for
+from memeval.startup.context import indexed_memories, normalize_memory_filename
 
 T = TypeVar("T")
 
@@ -134,11 +135,12 @@ def startup_contexts(world: MaterializedScenario, scenario: Scenario,
     return contexts
 
 
-def phase1_reachability(turn: Turn, index_context: StartupContext) -> dict[str, bool]:
+def phase1_reachability(turn: Turn, indexed: frozenset[str]) -> dict[str, bool]:
     """For each relevant project memory: does its index line survive into the startup
-    context? (Agent memories have no index in the startup context.)"""
-    return {key: startup_reachable(index_context, key) for key in sorted(turn.labels.relevant)
-            if not key.startswith("@")}
+    context (`indexed`: `indexed_memories` of the index-only context)? Agent memories
+    have no index in the startup context."""
+    return {key: normalize_memory_filename(key) in indexed
+            for key in sorted(turn.labels.relevant) if not key.startswith("@")}
 
 
 def selector_error(record: TurnRecord) -> str | None:
@@ -353,6 +355,7 @@ class World:
         try:
             self.files = materialize(scenario, Path(self._tmp.name))
             self.contexts = startup_contexts(self.files, scenario)
+            self.indexed = indexed_memories(self.contexts["index"])
             self.walk: ReferenceWalk | None = None
             if config.history == "gold":
                 users = dict.fromkeys(range(len(scenario.turns)), 1 << 30) if not units \
@@ -433,7 +436,7 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
         request = judge_request(turn, record)
         judgements = {judge.name: await ascore(judge, request) for judge in judges}
         rows.append(turn_result(unit, index, turn, record, judgements,
-                                phase1_reachability(turn, world.contexts["index"]),
+                                phase1_reachability(turn, world.indexed),
                                 root=str(world.files.root), history=world.config.history,
                                 in_context=in_context,
                                 earlier_relevant=Context.earlier_relevant(scenario, index)))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -151,8 +151,10 @@ class TurnResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any],
-                  payloads: Mapping[str, Any] | Resolver | None = None) -> TurnResult:
-        """Read a row back; `payloads` resolves the references of a compacted record."""
+                  payloads: Mapping[str, Any] | Resolver | None = None, *,
+                  searches: bool = True) -> TurnResult:
+        """Read a row back; `payloads` resolves the references of a compacted record
+        (`searches=False`: without the record's memdir searches, see `expand_record`)."""
         version = data.get("v")
         if version not in READABLE_VERSIONS:
             raise SchemaMismatch(version)
@@ -179,7 +181,7 @@ class TurnResult:
             errors=tuple(data.get("errors") or ()),
             startup_reachable=dict(data.get("startup_reachable") or {}),
             judgements={j.judge: j for j in judgements},
-            record=expand_record(data.get("record") or {}, resolver),
+            record=expand_record(data.get("record") or {}, resolver, searches=searches),
             root=str(data.get("root") or ""),
         )
 
@@ -210,7 +212,7 @@ class PayloadStore:
     def __init__(self, known: Iterable[str] = ()) -> None:
         self._known = set(known)
         self._pending: dict[str, Any] = {}
-        self._lists: dict[str, dict[str, str]] = {}  # a whole list's hash -> its reference
+        self._digests: dict[Hashable, str] = {}  # a recurring item -> its hash
 
     def ref(self, value: Any) -> dict[str, str]:
         digest = payload_hash(value)
@@ -226,17 +228,19 @@ class PayloadStore:
         one reference in the row, and lists that differ by an item (the next turn's
         manifest) share every other item. An empty list stays inline.
         """
-        items = list(values)
-        if not items:
-            return []
-        # One hash of the whole list first: a list seen before (the same candidates
-        # under the next selector) costs one encode instead of one per item.
-        whole = payload_hash(items)
-        found = self._lists.get(whole)
-        if found is None:
-            found = self._lists[whole] = self.ref({_REFS: "".join(self.ref(v)[_REF]
-                                                                  for v in items)})
-        return found
+        digests = "".join(self._digest(v) for v in values)
+        return self.ref({_REFS: digests}) if digests else []
+
+    def _digest(self, item: Any) -> str:
+        """An item's hash, remembered for items that recur (manifest lines, headers:
+        hashing is a canonical JSON encode, and every turn repeats most of them)."""
+        key = _memo_key(item)
+        if key is None:
+            return self.ref(item)[_REF]
+        digest = self._digests.get(key)
+        if digest is None:
+            digest = self._digests[key] = self.ref(item)[_REF]
+        return digest
 
     def maybe_ref(self, value: Any) -> Any:
         """`value` by reference when it is worth one (a non-empty list or a long text)."""
@@ -250,6 +254,19 @@ class PayloadStore:
         """New values since the last call (the writer stores them before the rows)."""
         out, self._pending = self._pending, {}
         return out
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _memo_key(item: Any) -> Hashable | None:
+    """A key equal for equal JSON items only (types kept: 1, 1.0 and True differ in
+    JSON), or None for items not worth one (nested values)."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and all(isinstance(v, _SCALARS) for v in item.values()):
+        return tuple((k, type(v), v) for k, v in sorted(item.items()))
+    return None
 
 
 def _relative(path: Any, root: str) -> Any:
@@ -361,13 +378,15 @@ def as_resolver(payloads: Mapping[str, Any] | Resolver | None) -> Resolver:
     return payloads if isinstance(payloads, Resolver) else Resolver(payloads or {})
 
 
-def expand_record(record: Mapping[str, Any],
-                  payloads: Mapping[str, Any] | Resolver) -> dict[str, Any]:
-    """Inverse of `compact_record`, except for the paths (left relative to the root)."""
+def expand_record(record: Mapping[str, Any], payloads: Mapping[str, Any] | Resolver, *,
+                  searches: bool = True) -> dict[str, Any]:
+    """Inverse of `compact_record`, except for the paths (left relative to the root).
+    `searches=False` leaves `dirs` (manifests, candidate headers) empty, for readers
+    that never look at them."""
     resolver = as_resolver(payloads)
     out = dict(record)
     dirs = []
-    for d in record.get("dirs") or ():
+    for d in record.get("dirs") or () if searches else ():
         manifest = d.get("manifest")
         if isinstance(manifest, list) or _is_ref(manifest):
             key = resolver.key(manifest)

@@ -118,17 +118,19 @@ def _folder(path: Path) -> Path:
     return path.parent if path.name == RESULTS_FILE else path
 
 
-def iter_results(run_dir: Path) -> Iterator[TurnResult]:
+def iter_results(run_dir: Path, *, searches: bool = True) -> Iterator[TurnResult]:
     """Every complete row of a run folder (or of its `results.jsonl`), typed, one at a
     time: payloads are read lazily and shared, so a reader that keeps only what it
-    needs of each row runs in memory that does not grow with the file."""
+    needs of each row runs in memory that does not grow with the file. A reader that
+    never looks at a turn's memdir searches (manifests, candidates) passes
+    `searches=False` and skips reading them back."""
     run_dir = _folder(run_dir)
     payloads = PayloadFile(run_dir / PAYLOADS_FILE)
     resolver = Resolver(payloads)
     try:
         for number, row in _lines(run_dir / RESULTS_FILE):
             try:
-                result = TurnResult.from_dict(row, resolver)
+                result = TurnResult.from_dict(row, resolver, searches=searches)
             except SchemaMismatch as exc:
                 raise MemevalError(f"{run_dir / RESULTS_FILE}:{number}: {exc}") from None
             except (KeyError, TypeError, ValueError) as exc:

@@ -357,9 +357,19 @@ def _proportion(k: int, n: int, method: str, label: str, confidence: float) -> I
         raise MemevalError(f"{label}: need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return Interval(math.nan, math.nan, math.nan, 0, 0, label, confidence)
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method=method)
+    if method == "wilson":  # the closed form: a summary asks for hundreds of these
+        z = float(special.ndtri(0.5 + confidence / 2))
+        share, z2n = k / n, z * z / n
+        center = (share + z2n / 2) / (1 + z2n)
+        half = z / (1 + z2n) * math.sqrt(share * (1 - share) / n + z2n / (4 * n))
+        # at 0/n and n/n a bound is exactly the estimate; rounding must not move it
+        low = 0.0 if k == 0 else max(0.0, center - half)
+        high = 1.0 if k == n else min(1.0, center + half)
+    else:
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method=method)
+        low, high = float(ci.low), float(ci.high)
     # n_clusters = n: these intervals assume independent trials.
-    return Interval(k / n, float(ci.low), float(ci.high), n, n, label, confidence)
+    return Interval(k / n, low, high, n, n, label, confidence)
 
 
 def wilson_interval(k: int, n: int, *, confidence: float = CONFIDENCE) -> Interval:

@@ -125,7 +125,13 @@ def startup_reachable(env_or_context: StartupEnv | StartupContext, memory_filena
         if isinstance(env_or_context, StartupEnv)
         else env_or_context
     )
-    wanted = normalize_memory_filename(memory_filename)
+    return normalize_memory_filename(memory_filename) in indexed_memories(context)
+
+
+def indexed_memories(context: StartupContext) -> frozenset[str]:
+    """Every memory an index line in the startup context links to, normalized (team
+    memories with their `team/` prefix): one answer for all of a session's turns."""
+    linked: set[str] = set()
     for file in context.in_context:
         if file.type == MemoryFileType.AUTO_MEM:
             prefix = ""
@@ -133,7 +139,5 @@ def startup_reachable(env_or_context: StartupEnv | StartupContext, memory_filena
             prefix = TEAM_DIR_NAME + "/"
         else:
             continue
-        targets = _link_targets(file.content)
-        if any(normalize_memory_filename(prefix + t) == wanted for t in targets):
-            return True
-    return False
+        linked.update(normalize_memory_filename(prefix + t) for t in _link_targets(file.content))
+    return frozenset(linked)
