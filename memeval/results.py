@@ -300,6 +300,10 @@ class ResultsWriter:
         """Append all rows of one unit together: they reach the disk in one write, and
         are fsynced at once or, with `sync_every`, with the next units within that many
         seconds (a killed run loses at most those; their answers are in the cache)."""
+        # A turn already on disk is never written twice (a unit planned over turns an
+        # earlier run wrote in other units, as after an edit that moved a compaction).
+        results = [r for r in results
+                   if (r.scenario, r.selector, r.repeat, r.turn_index) not in self._turns]
         if not results:
             return
         start = results[0].turn_index

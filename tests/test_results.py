@@ -248,3 +248,18 @@ def test_a_torn_payload_line_is_cut_before_new_payloads_are_appended(tmp_path):
     assert payloads.read_bytes().endswith(b"\n")
     assert [r.record["dirs"][0]["manifest"] for r in read_results(tmp_path)] == [
         "- x.md: one", "- y.md: two"]
+
+
+def test_a_turn_already_on_disk_is_not_written_again(tmp_path):
+    """A unit planned over turns an earlier run wrote in other units (a compaction
+    moved in the scenario) keeps the rows on disk and adds only the missing turns."""
+    with ResultsWriter(tmp_path) as writer:
+        writer.append_unit(_unit("a", turns=2))
+    with ResultsWriter(tmp_path) as writer:
+        writer.append_unit(_unit("a", turns=4))  # turns 0-3, of which 0 and 1 are done
+        assert writer.completed_turns() == {("a", "bm25", 0, i) for i in range(4)}
+    stored = _stored(tmp_path / RESULTS_FILE)
+    assert [r["turn_id"] for r in stored] == ["t0", "t1", "t2", "t3"]
+    assert [(r["unit_start"], r["unit_size"]) for r in stored[2:]] == [(2, 2), (2, 2)]
+    with ResultsWriter(tmp_path) as writer:  # and the folder reads as complete
+        assert len(writer.completed_turns()) == 4
