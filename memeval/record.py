@@ -239,6 +239,8 @@ class PayloadStore:
             return self.ref(item)[_REF]
         digest = self._digests.get(key)
         if digest is None:
+            if len(self._digests) >= _MEMO_ITEMS:  # a bound, whatever a run repeats
+                self._digests.clear()
             digest = self._digests[key] = self.ref(item)[_REF]
         return digest
 
@@ -257,6 +259,7 @@ class PayloadStore:
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_MEMO_ITEMS = 100_000  # recurring items whose hash is remembered (tens of MB at most)
 
 
 def _memo_key(item: Any) -> Hashable | None:
