@@ -231,20 +231,18 @@ def test_a_torn_payload_line_is_cut_before_new_payloads_are_appended(tmp_path):
     next payload onto it and lose it, so every later row pointing there breaks."""
     from memeval.results import PAYLOADS_FILE
 
-    first = [TurnResult(scenario="a", scenario_path="", turn_id="t0", turn_index=0,
-                        selector="bm25", repeat=0, category="direct", why="", query="q",
-                        relevant=(), acceptable=(), selected=(),
-                        record={"dirs": [{"scope": "project", "manifest": "- x.md: one"}]})]
+    def row(scenario: str, manifest: str) -> list[TurnResult]:
+        return [TurnResult(scenario=scenario, scenario_path="", turn_id="t0", turn_index=0,
+                           selector="bm25", repeat=0, category="direct", why="", query="q",
+                           relevant=(), acceptable=(), selected=(),
+                           record={"dirs": [{"scope": "project", "manifest": manifest}]})]
+
     with ResultsWriter(tmp_path) as writer:
-        writer.append_unit(first)
+        writer.append_unit(row("a", "- x.md: one"))
     payloads = tmp_path / PAYLOADS_FILE
     payloads.write_bytes(payloads.read_bytes() + b'{"h": "0123", "v": ["torn')
-    second = [TurnResult(scenario="b", scenario_path="", turn_id="t0", turn_index=0,
-                         selector="bm25", repeat=0, category="direct", why="", query="q",
-                         relevant=(), acceptable=(), selected=(),
-                         record={"dirs": [{"scope": "project", "manifest": "- y.md: two"}]})]
     with ResultsWriter(tmp_path) as writer:
-        writer.append_unit(second)
+        writer.append_unit(row("b", "- y.md: two"))
     assert payloads.read_bytes().endswith(b"\n")
     assert [r.record["dirs"][0]["manifest"] for r in read_results(tmp_path)] == [
         "- x.md: one", "- y.md: two"]

@@ -400,15 +400,8 @@ def _read(block: str) -> Any:
                     return tail
                 out[key] = value[1:end]
                 continue
-            got = _quoted(value)
-            if got is None:
-                return None
-            tail = _tail(got[1])
-            if tail is not True:
-                return tail
-            out[key] = got[0]
-        elif first == "[" or first == "{":
-            got = _flow(value)
+        if first in "\"'[{":  # a quoted string or a one-line flow, then only a comment
+            got = _quoted(value) if first == '"' or first == "'" else _flow(value)
             if got is None:
                 return None
             tail = _tail(got[1])
