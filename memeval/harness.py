@@ -324,11 +324,18 @@ class ReferenceWalk:
             self._next += 1
         return self._starts[index]
 
-    def taken(self, index: int) -> None:
-        """A unit is done with turn `index`'s start; the last one frees it."""
-        self._users[index] -= 1
-        if not self._users[index]:
-            self._starts.pop(index, None)
+    @property
+    def held(self) -> int:
+        """Turn starts kept for units that have not taken them yet."""
+        return len(self._starts)
+
+    def taken(self, *indices: int) -> None:
+        """A unit is done with these turns' starts (it forked them, or it failed and
+        never will); the last unit to be done with a start frees it."""
+        for index in indices:
+            self._users[index] -= 1
+            if not self._users[index]:
+                self._starts.pop(index, None)
 
 
 class World:
@@ -413,34 +420,40 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
     rows: list[TurnResult] = []
     own: Session | None = None
     context = Context()
-    for index in unit.turn_indices:
-        turn = scenario.turns[index]
-        _check_stop(stop, scenario, turn)
-        later = index > unit.start
-        if world.walk is not None:
-            start = world.walk.start_of(index)
-            if later and turn.compact_before:
-                _reset(selector)
-            session, in_context = start.session.fork(selector), start.in_context
-            world.walk.taken(index)
-        else:
-            if own is None:  # at the start, or at a compaction: nothing carried over
-                own = world.session(selector)
-            elif turn.compact_before:
-                own.compact()
-                context.clear()
-            session, in_context = own, context.keys()
-        record = await aplay_turn(session, scenario, turn, repeat)
-        if not gold:
-            context.add(record)
-        request = judge_request(turn, record)
-        judgements = {judge.name: await ascore(judge, request) for judge in judges}
-        rows.append(turn_result(unit, index, turn, record, judgements,
-                                phase1_reachability(turn, world.indexed),
-                                root=str(world.files.root), history=world.config.history,
-                                in_context=in_context,
-                                earlier_relevant=Context.earlier_relevant(scenario, index)))
-        on_turn()
+    forked = unit.start  # turns from here on have not taken their start yet
+    try:
+        for index in unit.turn_indices:
+            turn = scenario.turns[index]
+            _check_stop(stop, scenario, turn)
+            later = index > unit.start
+            if world.walk is not None:
+                start = world.walk.start_of(index)
+                if later and turn.compact_before:
+                    _reset(selector)
+                session, in_context = start.session.fork(selector), start.in_context
+                world.walk.taken(index)
+                forked = index + 1
+            else:
+                if own is None:  # at the start, or at a compaction: nothing carried over
+                    own = world.session(selector)
+                elif turn.compact_before:
+                    own.compact()
+                    context.clear()
+                session, in_context = own, context.keys()
+            record = await aplay_turn(session, scenario, turn, repeat)
+            if not gold:
+                context.add(record)
+            request = judge_request(turn, record)
+            judgements = {judge.name: await ascore(judge, request) for judge in judges}
+            rows.append(turn_result(unit, index, turn, record, judgements,
+                                    phase1_reachability(turn, world.indexed),
+                                    root=str(world.files.root), history=world.config.history,
+                                    in_context=in_context,
+                                    earlier_relevant=Context.earlier_relevant(scenario, index)))
+            on_turn()
+    finally:
+        if world.walk is not None:  # a unit that failed frees the starts it never took
+            world.walk.taken(*range(forked, unit.turn_indices.stop))
     return rows
 
 

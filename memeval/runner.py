@@ -70,6 +70,9 @@ class Worlds:
                 shared = exc
             self._selectors[key] = shared
         if isinstance(shared, Exception):
+            world = self._open.get(world_key(unit))
+            if isinstance(world, World) and world.walk is not None:
+                world.walk.taken(*unit.turn_indices)  # this unit will take none of them
             raise shared
         return build_selector(unit.selector_spec, self.config) if carries_state(shared) \
             else shared
@@ -114,6 +117,8 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
 
     async def one(unit: Unit) -> None:
         try:
+            if stop is not None and stop.is_set():
+                return  # scheduled before the stop: no world is built for it
             rows = await play_unit(worlds.acquire(unit), unit, worlds.selector(unit), judges,
                                    on_turn, stop)
         except StopRequested:

@@ -78,6 +78,26 @@ WAITING = "test-runner-waiting"
 SELECTORS.register(WAITING, Waiting)
 
 
+class Remembering(SyncSelector):
+    """Picks nothing, but says it remembers: its stretches run in order."""
+
+    stateful = True
+    inline = True
+
+    def __init__(self) -> None:
+        self.name = REMEMBERING
+
+    def reset(self) -> None:
+        pass
+
+    def select(self, request):
+        return SelectionResult(names=())
+
+
+REMEMBERING = "test-runner-remembering"
+SELECTORS.register(REMEMBERING, Remembering)
+
+
 def test_a_selector_that_waits_runs_in_threads_so_units_overlap():
     scenario = SCENARIOS[0]
     config = RunConfig(selectors=(WAITING,), concurrency=2)
@@ -155,3 +175,24 @@ def test_the_periodic_call_runs_while_units_are_still_running():
                             on_error=lambda unit, exc: rows.append(exc),
                             every=(0.01, lambda: calls.append(len(rows)))))
     assert calls and calls[0] == 0  # called before any unit had finished
+
+
+def test_a_unit_that_stops_partway_frees_the_turn_starts_it_never_took():
+    """Each turn's start is kept until every unit that needs it has forked it; a unit
+    that ends early (a stop, a failure) must count itself out of the rest, or the
+    starts that the walk makes for it later are held until the world closes."""
+    from memeval.harness import Unit, World, build_selector, play_unit
+    from memeval.interrupt import StopRequested
+
+    scenario = SCENARIOS[0]
+    config = RunConfig(selectors=(REMEMBERING, "bm25"))
+    stretch, last = Unit(scenario, REMEMBERING, 0, 0, 4), Unit(scenario, "bm25", 0, 3, 4)
+    judges = [resolve_judge("gold")]
+    stop = threading.Event()
+    with World(scenario, 0, config, (stretch, last)) as world:
+        with pytest.raises(StopRequested):  # stops after its first turn
+            run_coroutine(play_unit(world, stretch, build_selector(REMEMBERING, config),
+                                    judges, on_turn=stop.set, stop=stop))
+        rows = run_coroutine(play_unit(world, last, build_selector("bm25", config), judges))
+        assert [r.turn_index for r in rows] == [3]
+        assert world.walk.held == 0  # turns 1 and 2 were nobody's any more
