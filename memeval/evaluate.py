@@ -180,8 +180,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
     units = plan_units(scenarios, config, shard, remembers=remembers.__getitem__)
     with ResultsWriter(run_dir, retry_errors=retry_errors, sync_every=SYNC_EVERY_S) as writer:
         done = writer.completed_turns()
-        todo = [u for u in units
-                if any((*u.key[:3], i) not in done for i in u.turn_indices)]
+        todo = [u for u in units if not u.turn_keys <= done]
         write_json(run_dir / CONFIG_FILE, {
             **run_config_record(config, selectors, judges),
             "scenario_errors": list(scenario_errors),

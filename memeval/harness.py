@@ -29,9 +29,9 @@ from memeval.record import TurnResult
 from memeval.run_config import CompatName, RunConfig
 from memeval.scenarios import MaterializedScenario, Scenario, Turn, materialize
 from memeval.selectors import resolve_selector
-from memeval.selectors.base import Selector
+from memeval.selectors.base import Selector, reset_selector
 from memeval.selectors.baselines import OracleSelector
-from memeval.selectors.shuffle import ShuffledManifestSelector
+from memeval.selectors.shuffle import ShuffledManifestSelector, unwrapped
 from memeval.session import Session, SurfacedRecord, TurnRecord
 from memeval.startup import StartupContext, StartupEnv, startup_context_for
 from memeval.startup.context import indexed_memories, normalize_memory_filename
@@ -60,6 +60,12 @@ class Unit:
     def key(self) -> tuple[str, str, int, int]:
         """(scenario, selector, repeat, first turn): what resume and shards go by."""
         return (self.scenario.id, self.selector_spec, self.repeat, self.start)
+
+    @property
+    def turn_keys(self) -> set[tuple[str, str, int, int]]:
+        """The `TurnResult.turn_key` of each of its turns."""
+        return {(self.scenario.id, self.selector_spec, self.repeat, i)
+                for i in self.turn_indices}
 
 
 def gold_by_scope(scenario: Scenario, turn: Turn) -> dict[str, list[str]]:
@@ -206,8 +212,7 @@ def reads_labels(selector: Selector) -> bool:
     """Whether `selector` is the built-in oracle (possibly wrapped): the one selector
     the harness hands gold labels to. A third-party class with a `use_labels`
     method gets nothing."""
-    inner = selector.inner if isinstance(selector, ShuffledManifestSelector) else selector
-    return isinstance(inner, OracleSelector)
+    return isinstance(unwrapped(selector), OracleSelector)
 
 
 def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0, *,
@@ -273,7 +278,7 @@ def carries_state(selector: Selector) -> bool:
     """Whether `selector` remembers earlier turns (a stateful model conversation), so
     its turns must run in order. A selector says so with `stateful`; one that does not
     say, but can be `reset`, is taken to remember."""
-    inner = selector.inner if isinstance(selector, ShuffledManifestSelector) else selector
+    inner = unwrapped(selector)
     declared = getattr(inner, "stateful", None)
     if declared is not None:
         return bool(declared)
@@ -285,8 +290,7 @@ def runs_inline(component: object) -> bool:
     then the runner calls it on the event loop, which is faster than a thread and
     keeps the oracle's label hand-over atomic. Anything else that is synchronous runs
     in a thread, so a selector or judge that waits does not stop the other units."""
-    inner = component.inner if isinstance(component, ShuffledManifestSelector) else component
-    return bool(getattr(inner, "inline", False))
+    return bool(getattr(unwrapped(component), "inline", False))
 
 
 @dataclass(frozen=True)
@@ -348,8 +352,8 @@ class World:
     Args:
         scenario, repeat: what to materialize.
         config: history, compat and manifest shuffling.
-        units: the units that will play here (for when each turn's start may be freed);
-            by default every turn is kept until the world closes.
+        units: under gold history, the units that will play here: a turn's start is
+            kept until each unit that needs it has forked it.
         share_scans: sessions reuse the world's memdir scans instead of scanning each
             turn afresh as the system does.
     """
@@ -365,8 +369,7 @@ class World:
             self.indexed = indexed_memories(self.contexts["index"])
             self.walk: ReferenceWalk | None = None
             if config.history == "gold":
-                users = dict.fromkeys(range(len(scenario.turns)), 1 << 30) if not units \
-                    else Counter(i for u in units for i in u.turn_indices)
+                users = Counter(i for u in units for i in u.turn_indices)
                 self.walk = ReferenceWalk(self.session(OracleSelector()), scenario, repeat,
                                           users)
         except BaseException:
@@ -416,7 +419,7 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
     are awaited (many units share one event loop); local selectors and judges run
     inline.
     """
-    scenario, repeat, gold = unit.scenario, unit.repeat, world.walk is not None
+    scenario, repeat, walk = unit.scenario, unit.repeat, world.walk
     rows: list[TurnResult] = []
     own: Session | None = None
     context = Context()
@@ -426,12 +429,12 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
             turn = scenario.turns[index]
             _check_stop(stop, scenario, turn)
             later = index > unit.start
-            if world.walk is not None:
-                start = world.walk.start_of(index)
+            if walk is not None:
+                start = walk.start_of(index)
                 if later and turn.compact_before:
-                    _reset(selector)
+                    reset_selector(selector)
                 session, in_context = start.session.fork(selector), start.in_context
-                world.walk.taken(index)
+                walk.taken(index)
                 forked = index + 1
             else:
                 if own is None:  # at the start, or at a compaction: nothing carried over
@@ -441,7 +444,7 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
                     context.clear()
                 session, in_context = own, context.keys()
             record = await aplay_turn(session, scenario, turn, repeat)
-            if not gold:
+            if walk is None:
                 context.add(record)
             request = judge_request(turn, record)
             judgements = {judge.name: await ascore(judge, request) for judge in judges}
@@ -452,8 +455,8 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
                                     earlier_relevant=Context.earlier_relevant(scenario, index)))
             on_turn()
     finally:
-        if world.walk is not None:  # a unit that failed frees the starts it never took
-            world.walk.taken(*range(forked, unit.turn_indices.stop))
+        if walk is not None:  # a unit that failed frees the starts it never took
+            walk.taken(*range(forked, unit.turn_indices.stop))
     return rows
 
 
@@ -470,12 +473,6 @@ async def aplay_turn(session: Session, scenario: Scenario, turn: Turn,
         turn_id=turn.id,
         repeat=repeat,
     )
-
-
-def _reset(selector: Selector) -> None:
-    reset = getattr(selector, "reset", None)
-    if callable(reset):
-        reset()
 
 
 def _check_stop(stop: threading.Event | None, scenario: Scenario, turn: Turn) -> None:

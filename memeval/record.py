@@ -110,6 +110,11 @@ class TurnResult:
         return (self.scenario, self.turn_id, self.selector, self.repeat)
 
     @property
+    def turn_key(self) -> tuple[str, str, int, int]:
+        """(scenario, selector, repeat, turn index): the turn resume and merge go by."""
+        return (self.scenario, self.selector, self.repeat, self.turn_index)
+
+    @property
     def session_key(self) -> tuple[str, str, int]:
         """The session the row belongs to: (scenario, selector, repeat)."""
         return (self.scenario, self.selector, self.repeat)

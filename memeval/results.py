@@ -302,8 +302,7 @@ class ResultsWriter:
         seconds (a killed run loses at most those; their answers are in the cache)."""
         # A turn already on disk is never written twice (a unit planned over turns an
         # earlier run wrote in other units, as after an edit that moved a compaction).
-        results = [r for r in results
-                   if (r.scenario, r.selector, r.repeat, r.turn_index) not in self._turns]
+        results = [r for r in results if r.turn_key not in self._turns]
         if not results:
             return
         start = results[0].turn_index
@@ -312,7 +311,7 @@ class ResultsWriter:
         self._waiting_payloads += [_dump({"h": h, "v": v})
                                    for h, v in self._payloads.pending().items()]
         self._waiting.append(b"".join(_dump(row) for row in rows))
-        self._turns.update(turn_key(row) for row in rows)
+        self._turns.update(r.turn_key for r in results)
         self.row_count += len(rows)
         self.units_written += 1
         if time.monotonic() - self._synced >= self.sync_every:
@@ -342,11 +341,11 @@ class ResultsWriter:
         counts: dict[tuple[str, str, int, int], int] = {}
         sizes: dict[tuple[str, str, int, int], set[int]] = {}
         errored: set[tuple[str, str, int, int]] = set()
-        turns: dict[tuple[str, str, int, int], list[int]] = {}
+        turns: dict[tuple[str, str, int, int], list[tuple[str, str, int, int]]] = {}
         total = 0
         for _, row in _lines(self.path):
             key = unit_key(row)
-            turns.setdefault(key, []).append(int(row.get("turn_index", 0)))
+            turns.setdefault(key, []).append(turn_key(row))
             counts[key] = counts.get(key, 0) + 1
             sizes.setdefault(key, set()).add(int(row.get("unit_size", 0) or 0))
             if self.retry_errors and row_errored(row):
@@ -355,7 +354,7 @@ class ResultsWriter:
         done = {k for k, n in counts.items() if sizes[k] == {n}}
         self.retried = len(done & errored)
         done -= errored  # they run again; answers that succeeded come from the cache
-        self._turns = {(*key[:3], i) for key in done for i in turns[key]}
+        self._turns = {turn for key in done for turn in turns[key]}
         self.row_count = sum(counts[k] for k in done)
         if torn or self.row_count != total:
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")

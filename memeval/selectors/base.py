@@ -112,6 +112,14 @@ class SyncSelector:
         return await asyncio.to_thread(self.select, request)
 
 
+def reset_selector(selector: object) -> None:
+    """Make a selector forget earlier turns, if it keeps any (it has `reset`), as a
+    compaction does."""
+    reset = getattr(selector, "reset", None)
+    if callable(reset):
+        reset()
+
+
 def _validated(selector: Selector, result: object) -> SelectionResult:
     """What a selector returned, or a recorded failure saying why it is not an answer."""
     if not isinstance(result, SelectionResult):

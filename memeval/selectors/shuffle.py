@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memeval.memdir import format_memory_manifest
-from memeval.selectors.base import SelectionRequest, SelectionResult, Selector
+from memeval.selectors.base import SelectionRequest, SelectionResult, Selector, reset_selector
 
 
 def shuffled_request(request: SelectionRequest, seed: int) -> SelectionRequest:
@@ -31,6 +31,12 @@ def shuffled_request(request: SelectionRequest, seed: int) -> SelectionRequest:
     rng.shuffle(candidates)
     return replace(request, candidates=tuple(candidates),
                    manifest=format_memory_manifest(candidates))
+
+
+def unwrapped(component: Any) -> Any:
+    """The selector inside the shuffling wrapper, or `component` itself: what its
+    declarations (`stateful`, `inline`, being the oracle) are read from."""
+    return component.inner if isinstance(component, ShuffledManifestSelector) else component
 
 
 class ShuffledManifestSelector:
@@ -55,6 +61,4 @@ class ShuffledManifestSelector:
 
     def reset(self) -> None:
         """Compaction reaches a stateful inner selector through the wrapper."""
-        reset = getattr(self.inner, "reset", None)
-        if callable(reset):
-            reset()
+        reset_selector(self.inner)

@@ -36,6 +36,7 @@ from memeval.selectors.base import (
     SelectionRequest,
     SelectionResult,
     Selector,
+    reset_selector,
     safe_aselect,
     safe_select,
 )
@@ -255,9 +256,7 @@ class Session:
         self._surfaced_units = 0
         self._read_file_state.clear()
         self.compactions += 1
-        reset = getattr(self.selector, "reset", None)
-        if callable(reset):
-            reset()
+        reset_selector(self.selector)
         if self.startup_env is not None:
             self.startup_context = self.compute_startup_context()
 
