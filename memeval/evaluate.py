@@ -48,7 +48,7 @@ from memeval.scenarios.subset import select_turns
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
 from memeval.shards import Shard
-from memeval.summary import summarize
+from memeval.summary import SummaryPass
 
 SYNC_EVERY_S = 0.5  # rows wait at most this long before an fsync; their answers are cached
 
@@ -271,12 +271,17 @@ def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
         extra: run facts that are not in the rows (the model door's budget state).
         flag_incomplete: warn on the page when the folder is marked unfinished.
     """
-    from memeval.report import render_run
+    from memeval.report import TurnViews, render_run
 
-    summary = summarize(iter_results(run_dir, searches=False), run_dir=run_dir)
+    # One read of the rows serves both: the summary's inputs and the report's views.
+    inputs, views = SummaryPass(), TurnViews()
+    for result in iter_results(run_dir):
+        inputs.add(result)
+        views.add(result)
+    summary = inputs.summary(run_dir=run_dir)
     summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)
-    render_run(run_dir, flag_incomplete=flag_incomplete)
+    render_run(run_dir, flag_incomplete=flag_incomplete, views=views)
     return summary
 
 

@@ -162,7 +162,7 @@ def alerts(overall: Sequence[Mapping[str, Any]]) -> list[str]:
     return out
 
 
-class _Pass:
+class SummaryPass:
     """Everything the summary needs from the rows, gathered in one pass that keeps no
     row: the scoring inputs (scalars and key lists), usage and count totals, the
     startup reach per turn and, only for turns more than one judge graded, the
@@ -206,6 +206,47 @@ class _Pass:
             self.pairs.append((r.selector, r.scenario, dict(r.judgements)))
         self.inputs.extend(judged_input(r, judge) for judge in r.judgements)
 
+    def summary(self, *, run_dir: Path | None = None) -> dict[str, Any]:
+        """The summary of the rows added (see the module docstring); asked for once,
+        as it hands the per-turn inputs over to the table it builds."""
+        frame = per_turn_frame(self.inputs)
+        self.inputs = []
+        summary: dict[str, Any] = {
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "run_dir": None if run_dir is None else str(run_dir),
+            "rows": self.rows,
+            "scenarios": sorted(self.scenarios),
+            "turns": len(self.turns),
+            "selectors": sorted(self.selectors),
+            "judges": sorted(self.judges),
+            "primary_judge": self.reference or (min(self.judges) if self.judges else None),
+            "cluster": "scenario",
+            "overall": [], "by_category": [], "by_scenario": [],
+            "usage": {"selectors": {k: v.to_dict() for k, v in self.selector_usage.items()},
+                      "judges": {k: v.to_dict() for k, v in self.judge_usage.items()}},
+            "counts": {k: dict(v) for k, v in self.counts.items()},
+            "agreement": self.agreement(),
+            "phase1": _phase1_of(self.reach),
+            "repeats": None,
+            "per_turn": [],
+            "alerts": [],
+        }
+        if frame.empty:
+            summary["table"] = "no results"
+            return summary
+        summary["overall"] = _records(aggregate(frame, by=["selector", "judge"]))
+        summary["by_category"] = _records(aggregate(frame, by=["selector", "judge", "category"]))
+        summary["by_scenario"] = _records(aggregate(frame, by=["selector", "judge", "scenario"]))
+        if int(frame["repeat"].max()) > 0:
+            summary["repeats"] = {
+                "per_turn": _records(repeat_summary(frame)),
+                "pass_hat_k": _records(pass_hat_k(frame)),
+            }
+        summary["per_turn"] = _records(frame[list(PER_TURN_COLUMNS)])
+        summary["alerts"] = alerts(summary["overall"])
+        summary["table"] = headline_table(summary["overall"])
+        return summary
+
     def agreement(self) -> list[dict[str, Any]]:
         """See `_agreement`: each other judge against the label judge, per selector."""
         reference = self.reference
@@ -229,46 +270,10 @@ def summarize(results: Iterable[TurnResult], *, run_dir: Path | None = None) -> 
     `results` is read once and no row is kept, so `summarize(iter_results(folder))`
     runs in memory that grows only with the compact per-turn table.
     """
-    acc = _Pass()
+    rows = SummaryPass()
     for result in results:
-        acc.add(result)
-    frame = per_turn_frame(acc.inputs)
-    acc.inputs = []
-    summary: dict[str, Any] = {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "run_dir": None if run_dir is None else str(run_dir),
-        "rows": acc.rows,
-        "scenarios": sorted(acc.scenarios),
-        "turns": len(acc.turns),
-        "selectors": sorted(acc.selectors),
-        "judges": sorted(acc.judges),
-        "primary_judge": acc.reference or (min(acc.judges) if acc.judges else None),
-        "cluster": "scenario",
-        "overall": [], "by_category": [], "by_scenario": [],
-        "usage": {"selectors": {k: v.to_dict() for k, v in acc.selector_usage.items()},
-                  "judges": {k: v.to_dict() for k, v in acc.judge_usage.items()}},
-        "counts": {k: dict(v) for k, v in acc.counts.items()},
-        "agreement": acc.agreement(),
-        "phase1": _phase1_of(acc.reach),
-        "repeats": None,
-        "per_turn": [],
-        "alerts": [],
-    }
-    if frame.empty:
-        summary["table"] = "no results"
-        return summary
-    summary["overall"] = _records(aggregate(frame, by=["selector", "judge"]))
-    summary["by_category"] = _records(aggregate(frame, by=["selector", "judge", "category"]))
-    summary["by_scenario"] = _records(aggregate(frame, by=["selector", "judge", "scenario"]))
-    if int(frame["repeat"].max()) > 0:
-        summary["repeats"] = {
-            "per_turn": _records(repeat_summary(frame)),
-            "pass_hat_k": _records(pass_hat_k(frame)),
-        }
-    summary["per_turn"] = _records(frame[list(PER_TURN_COLUMNS)])
-    summary["alerts"] = alerts(summary["overall"])
-    summary["table"] = headline_table(summary["overall"])
-    return summary
+        rows.add(result)
+    return rows.summary(run_dir=run_dir)
 
 
 def _cell(row: Mapping[str, Any], metric: str) -> str:

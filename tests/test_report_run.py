@@ -329,3 +329,29 @@ def test_a_big_run_keeps_its_report_and_results_small(tmp_path: Path) -> None:
     payload = _payload(html.read_text(encoding="utf-8"))
     assert len(payload["turns"]) == rows
     assert len(payload["manifests"]) <= turns
+
+
+def test_finishing_a_run_reads_its_rows_once_and_writes_what_two_reads_would(
+        hostile_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`finish_run` gathers the summary's inputs and the report's views in one read of
+    the rows: the summary and page must equal a summary of a fresh read and a report
+    rendered from the folder on its own."""
+    import memeval.evaluate as evaluate_module
+    from memeval.evaluate import finish_run
+    from memeval.results import iter_results
+    from memeval.summary import summarize
+
+    reads = []
+    real = evaluate_module.iter_results
+    monkeypatch.setattr(evaluate_module, "iter_results",
+                        lambda *a, **k: reads.append(a) or real(*a, **k))
+    summary = finish_run(hostile_run)
+    once = _payload((hostile_run / "index.html").read_text(encoding="utf-8"))
+    assert len(reads) == 1
+
+    fresh = summarize(iter_results(hostile_run, searches=False), run_dir=hostile_run)
+    assert {**summary, "created": None} == {**fresh, "created": None}
+    again = _payload(render_run(hostile_run).read_text(encoding="utf-8"))
+    assert once == again
+    assert len(once["turns"]) == len(read_results(hostile_run)) > 0
+    assert {j["name"] for view in once["turns"] for j in view["j"]} == {"gold", "claude"}

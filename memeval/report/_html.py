@@ -97,10 +97,11 @@ def _gzip_json(data: Any, buffer: io.BytesIO) -> None:
         out.write(visible_bidi("".join(pending)).encode("utf-8"))
 
 
-def _pieces(value: Any, encoder: json.JSONEncoder, depth: int = 3) -> Iterator[str]:
+def _pieces(value: Any, encoder: json.JSONEncoder, depth: int = 2) -> Iterator[str]:
     """`encoder.iterencode(value)`, but each value below the top `depth` levels of
     containers encoded in one call of the C encoder (the streaming encoder is pure
-    Python, several times slower): pieces stay small, as a report's views are."""
+    Python, several times slower): a report's payload is a dict of tables, so each
+    turn view (a few KB) is one piece, and the whole is never held at once."""
     if depth and isinstance(value, dict) and all(isinstance(k, str) for k in value):
         yield "{"
         for i, (key, item) in enumerate(value.items()):

@@ -87,14 +87,16 @@ def _invariants(path: Path, problems: list[str]) -> tuple[InvariantFailure, ...]
     return tuple(out)
 
 
-def load_run(run_dir: Path) -> RunData:
-    """Read `run_dir`; raise only when there is nothing to report at all."""
+def load_run(run_dir: Path, *, rows: int | None = None) -> RunData:
+    """Read `run_dir`; raise only when there is nothing to report at all. `rows` is
+    the count of its rows when the caller has just read them all (else counted)."""
     run_dir = Path(run_dir)
     results = run_dir / RESULTS_FILE
     if not results.exists():
         raise MemevalError(f"{run_dir}: no {RESULTS_FILE}; pass a folder written by "
                            "`memeval run --out DIR`")
-    rows = count_rows(run_dir)
+    if rows is None:
+        rows = count_rows(run_dir)
     problems: list[str] = []
     config = _read_json(run_dir / CONFIG_FILE, problems)
     if not isinstance(config, dict):

@@ -11,31 +11,33 @@ from memeval.record import TurnResult
 from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
-from memeval.report._turns import (
-    OUTCOME_TAGS,
-    ListTable,
-    StringTable,
-    build_turn_views,
-    score_index,
-)
+from memeval.report._turns import OUTCOME_TAGS, TurnViews, score_index
 from memeval.results import INCOMPLETE_MARKER, REPORT_FILE, atomic_write_text
 
 SUMMARY_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm",
                                     "false_positives", "surfaced_bytes")
 
 
-def turn_payload(results: Iterable[TurnResult], summary: Mapping[str, Any]) -> dict[str, Any]:
+def turn_payload(results: Iterable[TurnResult] | TurnViews,
+                 summary: Mapping[str, Any]) -> dict[str, Any]:
     """What the page's script reads: turn views and the tables they point into.
 
-    `results` is read once and no row is kept (pass `iter_results(folder)`).
+    `results` is the run's rows, read once and none kept (pass `iter_results(folder)`),
+    or their views already gathered (`TurnViews`, as `finish_run` does while it reads
+    the rows for the summary).
     """
-    strings, entries, manifests = StringTable(), StringTable(), ListTable()
-    views = build_turn_views(results, score_index(summary.get("per_turn") or []),
-                             summary.get("primary_judge"), strings, entries, manifests)
+    if not isinstance(results, TurnViews):
+        gathered = TurnViews()
+        for result in results:
+            gathered.add(result)
+        results = gathered
+    tables = results.tables
+    views = results.finish(score_index(summary.get("per_turn") or []),
+                           summary.get("primary_judge"))
     return {
-        "strings": strings.items,
-        "entries": entries.items,
-        "manifests": manifests.items,
+        "strings": tables.strings.items,
+        "entries": tables.entries.items,
+        "manifests": tables.manifests.items,
         "turns": views,
         "selectors": sorted({v["sel"] for v in views}),
         "categories": sorted({v["cat"] for v in views}),
@@ -155,12 +157,14 @@ def _scenario_rows(summary: Mapping[str, Any], selectors: list[str], main: str,
             for name in sorted(cells)]
 
 
-def run_context(data: RunData, *, flag_incomplete: bool = False) -> dict[str, Any]:
-    """Everything `run.html.j2` needs, computed from the run folder's data."""
+def run_context(data: RunData, *, flag_incomplete: bool = False,
+                views: TurnViews | None = None) -> dict[str, Any]:
+    """Everything `run.html.j2` needs, computed from the run folder's data (and its
+    rows' `views` when they were already gathered, else read again)."""
     # A summary from another memeval version may lack fields: show what exists.
     summary = {**SUMMARY_DEFAULTS, **data.summary}
     data = replace(data, summary=summary)
-    payload = turn_payload(data.rows(), summary)
+    payload = turn_payload(data.rows() if views is None else views, summary)
     selectors = _selector_order(data.summary, payload["turns"])
     main = str(summary.get("primary_judge") or "")
     config = data.config
@@ -191,7 +195,8 @@ def run_context(data: RunData, *, flag_incomplete: bool = False) -> dict[str, An
     }
 
 
-def render_run(run_dir: Path | str, *, flag_incomplete: bool = False) -> Path:
+def render_run(run_dir: Path | str, *, flag_incomplete: bool = False,
+               views: TurnViews | None = None) -> Path:
     """Write `<run_dir>/index.html` from the folder's results and return its path.
 
     Args:
@@ -200,9 +205,12 @@ def render_run(run_dir: Path | str, *, flag_incomplete: bool = False) -> Path:
             by default because `evaluate` renders the report just before it clears
             that mark; `memeval report` turns it on, as a later re-render of a
             still-marked folder means the run was interrupted.
+        views: every row of the folder, gathered by a reader that has just read them
+            (`finish_run`), so they are not read a second time.
     """
-    data = load_run(Path(run_dir))
-    html = render("run.html.j2", **run_context(data, flag_incomplete=flag_incomplete))
+    data = load_run(Path(run_dir), rows=None if views is None else len(views))
+    html = render("run.html.j2", **run_context(data, flag_incomplete=flag_incomplete,
+                                               views=views))
     target = data.run_dir / REPORT_FILE
     atomic_write_text(target, html)
     return target

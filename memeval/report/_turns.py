@@ -75,6 +75,10 @@ def _num(value: Any) -> float | None:
 
 def outcome_tags(score: Mapping[str, Any], result: TurnResult) -> list[str]:
     """The outcome filters a scored turn answers to (a turn can be a miss and noisy)."""
+    return _tags(score, result.discarded, result.skipped)
+
+
+def _tags(score: Mapping[str, Any], discarded: bool, skipped: str | None) -> list[str]:
     tags = []
     outcome = score.get("outcome")
     if outcome == "exact":
@@ -91,9 +95,9 @@ def outcome_tags(score: Mapping[str, Any], result: TurnResult) -> list[str]:
         tags.append("unscored")
     if score.get("selector_error") or score.get("judge_error"):
         tags.append("error")
-    if result.discarded:
+    if discarded:
         tags.append("discarded")
-    if result.skipped and result.skipped != "no-tool-use-discarded":
+    if skipped and skipped != "no-tool-use-discarded":
         tags.append("skipped")
     return tags
 
@@ -170,8 +174,8 @@ def _shown(record: Mapping[str, Any], strings: StringTable) -> list[dict[str, An
     return out
 
 
-def _judge_view(judgement: Judgement, score: Mapping[str, Any], result: TurnResult,
-                strings: StringTable) -> dict[str, Any]:
+def _judge_evidence(judgement: Judgement, strings: StringTable) -> dict[str, Any]:
+    """What a judge said about a turn, before its scores (which come from the summary)."""
     labels = judgement.relevant is not None  # a label judge's verdicts restate the labels
 
     def verdicts(items: Iterable[Any]) -> list[list[Any]]:
@@ -182,15 +186,24 @@ def _judge_view(judgement: Judgement, score: Mapping[str, Any], result: TurnResu
     graded = judgement.candidate_verdicts
     return {
         "name": judgement.judge,
+        "err": judgement.error,
+        "v": verdicts(judgement.verdicts),
+        "cv": verdicts(graded) if graded is not None and not labels else None,
+        "usage": _usage(judgement.usage.to_dict()),
+    }
+
+
+def _judge_view(evidence: Mapping[str, Any], score: Mapping[str, Any], discarded: bool,
+                skipped: str | None) -> dict[str, Any]:
+    return {
+        "name": evidence["name"],
         "p": _num(score.get("precision")), "r": _num(score.get("recall")),
         "f1": _num(score.get("f1")), "fp": _num(score.get("false_positives")),
         "out": str(score.get("outcome") or "unscored"),
         "why": score.get("unscored_reason"),
-        "err": judgement.error,
-        "tags": outcome_tags(score, result),
-        "v": verdicts(judgement.verdicts),
-        "cv": verdicts(graded) if graded is not None and not labels else None,
-        "usage": _usage(judgement.usage.to_dict()),
+        "err": evidence["err"],
+        "tags": _tags(score, discarded, skipped),
+        "v": evidence["v"], "cv": evidence["cv"], "usage": evidence["usage"],
     }
 
 
@@ -202,29 +215,37 @@ def _usage(usage: Any) -> dict[str, Any]:
             "lat": round(float(u.get("latency_s", 0) or 0), 3)}
 
 
-def build_turn_views(results: Iterable[TurnResult], scores: ScoreIndex, main: str | None,
-                     strings: StringTable, entries: StringTable,
-                     manifests: ListTable | None = None) -> list[dict[str, Any]]:
-    """One compact view per session turn, every judge's scores, the main judge first.
+_UNSCORED_HEAD = {"p": None, "r": None, "f1": None, "fp": None, "out": "unscored",
+                  "tags": ["unscored"]}
+
+
+class TurnViews:
+    """The turn views of a run, built as its rows go by (one pass, no row kept) and
+    completed with the summary's scores once it exists: a run's summary and report
+    then share a single read of `results.jsonl`.
 
     Args:
-        results: the run's rows, read once (an iterator will do: no row is kept).
-        scores: summary.json's scored turns (`score_index`); the report never re-scores.
-        main: the judge whose scores head the table.
         strings: the string table the views reference.
         entries: manifest entries, each `"<line ref> <memory key>"`.
         manifests: lists of entries, one per distinct manifest, referenced by dirs.
     """
-    tables = _Tables(strings, entries, manifests)
-    views = []
-    for result in results:
-        record = result.record
-        order = sorted(result.judgements, key=lambda j: (j != main, j))
-        judges = [_judge_view(result.judgements[j], scores.get((*result.key, j), {}), result,
-                              strings) for j in order]
-        head = judges[0] if judges else {"p": None, "r": None, "f1": None, "fp": None,
-                                         "out": "unscored", "tags": ["unscored"]}
-        views.append({
+
+    def __init__(self, strings: StringTable | None = None, entries: StringTable | None = None,
+                 manifests: ListTable | None = None) -> None:
+        self.tables = _Tables(strings or StringTable(), entries or StringTable(), manifests)
+        self._views: list[dict[str, Any]] = []
+        # Per view, what its scores are joined with: the row's key, the turn's own errors,
+        # whether it was discarded or skipped, and each judge's evidence.
+        self._open: list[tuple[tuple[str, str, str, int], list[str], bool, str | None,
+                               dict[str, dict[str, Any]]]] = []
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+    def add(self, result: TurnResult) -> None:
+        """One row's view, all but what depends on the scores."""
+        record, strings = result.record, self.tables.strings
+        self._views.append({
             "id": 0,
             "sc": result.scenario, "t": result.turn_id, "ti": result.turn_index,
             "sel": result.selector, "rep": result.repeat, "cat": result.category,
@@ -236,23 +257,42 @@ def build_turn_views(results: Iterable[TurnResult], scores: ScoreIndex, main: st
             "mentions": [str(m.get("agent_type") or m.get("raw")) for m in
                          record.get("mentions") or []],
             "rel": list(result.relevant), "acc": list(result.acceptable),
-            "dirs": [_dir_view(d, tables) for d in record.get("dirs") or []],
+            "dirs": [_dir_view(d, self.tables) for d in record.get("dirs") or []],
             "picked": [str(p.get("key")) for p in record.get("picked") or []],
             "dropped": [[str(d.get("name")), str(d.get("reason"))]
                         for d in record.get("dropped") or []],
             "sel_keys": list(result.selected),
             "shown": _shown(record, strings),
             "skip": result.skipped,
-            "errs": [*result.errors, *(f"judge {j}: {result.judgements[j].error}"
-                                       for j in order if result.judgements[j].error)],
+            # placed after "errs" by `finish`, as the page's data has always had them
             "bytes": result.surfaced_bytes,
             "usage": _usage(result.selector_usage.to_dict()),
             "reach": {str(k): bool(v) for k, v in result.startup_reachable.items()},
-            "p": head["p"], "r": head["r"], "f1": head["f1"], "fp": head["fp"],
-            "out": head["out"], "tags": head["tags"],
-            "j": judges,
         })
-    views.sort(key=lambda v: (v["sc"], v["ti"], v["t"], v["sel"], v["rep"]))
-    for index, view in enumerate(views):
-        view["id"] = index
-    return views
+        self._open.append((result.key, list(result.errors), result.discarded, result.skipped,
+                           {name: _judge_evidence(j, strings)
+                            for name, j in result.judgements.items()}))
+
+    def finish(self, scores: ScoreIndex, main: str | None) -> list[dict[str, Any]]:
+        """The views with every judge's scores, the main judge first, sorted by turn."""
+        views, self._views = self._views, []
+        for view, (key, errors, discarded, skipped, evidence) in zip(
+                views, self._open, strict=True):
+            order = sorted(evidence, key=lambda j: (j != main, j))
+            judges = [_judge_view(evidence[j], scores.get((*key, j), {}), discarded, skipped)
+                      for j in order]
+            head = judges[0] if judges else _UNSCORED_HEAD
+            view.update({
+                "errs": [*errors, *(f"judge {j}: {evidence[j]['err']}" for j in order
+                                    if evidence[j]["err"])],
+                "bytes": view.pop("bytes"), "usage": view.pop("usage"),
+                "reach": view.pop("reach"),
+                "p": head["p"], "r": head["r"], "f1": head["f1"], "fp": head["fp"],
+                "out": head["out"], "tags": list(head["tags"]),
+                "j": judges,
+            })
+        self._open = []
+        views.sort(key=lambda v: (v["sc"], v["ti"], v["t"], v["sel"], v["rep"]))
+        for index, view in enumerate(views):
+            view["id"] = index
+        return views
