@@ -29,10 +29,14 @@ def test_a_disk_that_fills_up_mid_run_is_one_error_and_resumable(
     (tmp_path / "s.yaml").write_text(SCENARIO.format(id="s0"))
     out = tmp_path / "out"
 
-    def full(*_: object, **__: object) -> None:
-        raise OSError(28, "No space left on device", str(out / SUMMARY_FILE))
+    write_json = memeval.evaluate.write_json
 
-    monkeypatch.setattr(memeval.evaluate, "summarize", full)
+    def full(path: Path, data: object) -> None:  # the disk fills up at summary.json
+        if path.name == SUMMARY_FILE:
+            raise OSError(28, "No space left on device", str(path))
+        write_json(path, data)
+
+    monkeypatch.setattr(memeval.evaluate, "write_json", full)
     args = ["run", "--quiet", "--scenarios", str(tmp_path / "s.yaml"), "--out", str(out),
             "-s", "bm25"]
     result = CliRunner().invoke(cli, args)
