@@ -339,16 +339,21 @@ def _per_turn(frame: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str]) 
     group = [*keys, *(c for c in identity if c not in keys)]
     flags = ["selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
              "scored", "hits", "n_relevant"]
-    numeric = frame[[*group, *metrics, *flags]].copy()
-    numeric["capped"] = np.minimum(numeric["n_relevant"], CAP).where(
-        frame["needs_memory"].astype(bool) & frame["recall"].notna())
-    numeric["recalled"] = np.minimum(numeric["hits"], numeric["capped"])
-    numeric["judged"] = (numeric["hits"] + frame["false_positives"]).where(
-        frame["needs_memory"].astype(bool))
-    numeric.loc[~frame["scored"].astype(bool), ["hits", "recalled", "judged"]] = math.nan
-    for m in [*metrics, *flags, "capped", "recalled", "judged"]:
-        numeric[m] = numeric[m].astype(float)
-    return numeric.groupby(group, dropna=False, sort=True).mean().reset_index()
+    # Built from numpy columns in one frame: a pandas copy, three `where`s, a masked
+    # `.loc` write and a cast per column cost more than the mean itself.
+    numeric: dict[str, Any] = {c: frame[c].array for c in group}  # dtype kept, no index
+    numeric.update((c, frame[c].to_numpy(dtype=float)) for c in [*metrics, *flags])
+    needs = frame["needs_memory"].astype(bool).to_numpy()
+    unscored = ~frame["scored"].astype(bool).to_numpy()
+    hits = numeric["hits"]
+    capped = np.where(needs & frame["recall"].notna().to_numpy(),
+                      np.minimum(numeric["n_relevant"], CAP), math.nan)
+    recalled = np.minimum(hits, capped)
+    judged = np.where(needs, hits + frame["false_positives"].to_numpy(dtype=float), math.nan)
+    numeric["hits"] = np.where(unscored, math.nan, hits)
+    numeric.update(capped=capped, recalled=np.where(unscored, math.nan, recalled),
+                   judged=np.where(unscored, math.nan, judged))
+    return pd.DataFrame(numeric).groupby(group, dropna=False, sort=True).mean().reset_index()
 
 
 def _reasons(frame: pd.DataFrame) -> dict[str, int]:

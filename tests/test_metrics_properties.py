@@ -189,11 +189,30 @@ def run_frames(draw: st.DrawFn) -> pd.DataFrame:
     return per_turn_frame(rows)
 
 
+def turns_the_pandas_way(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Repeats collapsed as `_per_turn` first did it, column by column in pandas."""
+    group = [*by, *(c for c in ("selector", "judge", "scenario", "turn_id") if c not in by)]
+    flags = ["selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
+             "scored", "hits", "n_relevant"]
+    numeric = frame[[*group, *metrics.METRICS, *flags]].copy()
+    numeric["capped"] = np.minimum(numeric["n_relevant"], CAP).where(
+        frame["needs_memory"].astype(bool) & frame["recall"].notna())
+    numeric["recalled"] = np.minimum(numeric["hits"], numeric["capped"])
+    numeric["judged"] = (numeric["hits"] + frame["false_positives"]).where(
+        frame["needs_memory"].astype(bool))
+    numeric.loc[~frame["scored"].astype(bool), ["hits", "recalled", "judged"]] = math.nan
+    for m in [*metrics.METRICS, *flags, "capped", "recalled", "judged"]:
+        numeric[m] = numeric[m].astype(float)
+    return numeric.groupby(group, dropna=False, sort=True).mean().reset_index()
+
+
 def aggregate_one_figure_at_a_time(frame: pd.DataFrame, by: list[str],
                                    n_resamples: int) -> pd.DataFrame:
     """The aggregate as it was first written: a pandas group and one interval per figure."""
     options = {"n_resamples": n_resamples}
-    turns = metrics._per_turn(frame, by, metrics.METRICS)
+    turns = turns_the_pandas_way(frame, by)
+    pd.testing.assert_frame_equal(metrics._per_turn(frame, by, metrics.METRICS), turns,
+                                  check_exact=True)
     grouped_rows = frame.groupby(by, dropna=False, sort=True) if by else [((), frame)]
     reasons = {(k if isinstance(k, tuple) else (k,)): metrics._reasons(g)
                for k, g in grouped_rows}
