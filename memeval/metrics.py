@@ -45,7 +45,7 @@ from memeval.stats import (
     SEED,
     Estimate,
     cluster_mean_ci,
-    cluster_ratio_ci,
+    cluster_ratio_cis,
     wilson_ci,
 )
 
@@ -339,16 +339,21 @@ def _per_turn(frame: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str]) 
     group = [*keys, *(c for c in identity if c not in keys)]
     flags = ["selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
              "scored", "hits", "n_relevant"]
-    numeric = frame[[*group, *metrics, *flags]].copy()
-    numeric["capped"] = np.minimum(numeric["n_relevant"], CAP).where(
-        frame["needs_memory"].astype(bool) & frame["recall"].notna())
-    numeric["recalled"] = np.minimum(numeric["hits"], numeric["capped"])
-    numeric["judged"] = (numeric["hits"] + frame["false_positives"]).where(
-        frame["needs_memory"].astype(bool))
-    numeric.loc[~frame["scored"].astype(bool), ["hits", "recalled", "judged"]] = math.nan
-    for m in [*metrics, *flags, "capped", "recalled", "judged"]:
-        numeric[m] = numeric[m].astype(float)
-    return numeric.groupby(group, dropna=False, sort=True).mean().reset_index()
+    # Built from numpy columns in one frame: a pandas copy, three `where`s, a masked
+    # `.loc` write and a cast per column cost more than the mean itself.
+    numeric: dict[str, Any] = {c: frame[c].array for c in group}  # dtype kept, no index
+    numeric.update((c, frame[c].to_numpy(dtype=float)) for c in [*metrics, *flags])
+    needs = frame["needs_memory"].astype(bool).to_numpy()
+    unscored = ~frame["scored"].astype(bool).to_numpy()
+    hits = numeric["hits"]
+    capped = np.where(needs & frame["recall"].notna().to_numpy(),
+                      np.minimum(numeric["n_relevant"], CAP), math.nan)
+    recalled = np.minimum(hits, capped)
+    judged = np.where(needs, hits + frame["false_positives"].to_numpy(dtype=float), math.nan)
+    numeric["hits"] = np.where(unscored, math.nan, hits)
+    numeric.update(capped=capped, recalled=np.where(unscored, math.nan, recalled),
+                   judged=np.where(unscored, math.nan, judged))
+    return pd.DataFrame(numeric).groupby(group, dropna=False, sort=True).mean().reset_index()
 
 
 def _reasons(frame: pd.DataFrame) -> dict[str, int]:
@@ -396,36 +401,57 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
     if frame.empty:
         return pd.DataFrame(columns=columns)
     turns = _per_turn(frame, by, metrics)
-    grouped_rows = frame.groupby(by, dropna=False, sort=True) if by else [((), frame)]
+    # Only unscored rows have reasons; grouping just those skips every clean group.
+    unscored_rows = frame.loc[~frame["scored"].astype(bool)]
+    grouped_rows = unscored_rows.groupby(by, dropna=False, sort=True) if by \
+        else [((), unscored_rows)]
     reasons = {(k if isinstance(k, tuple) else (k,)): _reasons(g) for k, g in grouped_rows}
+    # Per group, plain arrays sliced from whole columns read once: a pandas sub-frame
+    # and a column lookup per figure cost more than the figures on a small group.
+    if by:
+        grouper = turns.groupby(by, dropna=False, sort=True)
+        sizes = grouper.size()
+        keys = [k if isinstance(k, tuple) else (k,) for k in sizes.index]
+        order = np.argsort(grouper.ngroup().to_numpy(), kind="stable")
+        members = np.split(order, np.cumsum(sizes.to_numpy())[:-1])
+    else:
+        keys, members = [()], [np.arange(len(turns))]
+    flags = ("selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output")
+    column = {c: turns[c].to_numpy(dtype=float)
+              for c in {*metrics, *flags, "scored", "hits", "judged", "recalled", "capped"}}
+    scenarios = turns["scenario"].tolist() if "scenario" in turns else None
+    intervals = [m not in PROPORTIONS for m in metrics] + [True, True]  # Wilson's instead
     options = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
     out = []
-    grouped = turns.groupby(by, dropna=False, sort=True) if by else [((), turns)]
-    for key, group in grouped:
-        key = key if isinstance(key, tuple) else (key,)
-        clusters = group["scenario"].tolist() if "scenario" in group else [0] * len(group)
+    for key, rows in zip(keys, members, strict=True):
+        clusters = [scenarios[i] for i in rows] if scenarios is not None else [0] * len(rows)
         row: dict[str, Any] = dict(zip(by, key, strict=True))
-        scored = group["scored"] > 0
-        row.update(n_turns=len(group), n_scored=int(scored.sum()),
+        scored = column["scored"][rows] > 0
+        selector_error, judge_error = column["selector_error"][rows], column["judge_error"][rows]
+        row.update(n_turns=len(rows), n_scored=int(scored.sum()),
                    unscored=int((~scored).sum()), unscored_reasons=reasons.get(key, {}),
                    n_clusters=len(set(clusters)),
-                   selector_error_rate=float(group["selector_error"].mean()),
-                   judge_error_rate=float(group["judge_error"].mean()),
-                   error_rate=float(((group["selector_error"] + group["judge_error"]) > 0).mean()),
-                   selector_invalid_output_rate=float(group["selector_invalid_output"].mean()),
-                   judge_invalid_output_rate=float(group["judge_invalid_output"].mean()))
-
-        for m in metrics:
-            values = group[m].to_numpy(dtype=float)
-            est = cluster_mean_ci(values, clusters, **options)
+                   selector_error_rate=float(np.mean(selector_error)),
+                   judge_error_rate=float(np.mean(judge_error)),
+                   error_rate=float(np.mean((selector_error + judge_error) > 0)),
+                   selector_invalid_output_rate=float(
+                       np.mean(column["selector_invalid_output"][rows])),
+                   judge_invalid_output_rate=float(
+                       np.mean(column["judge_invalid_output"][rows])))
+        values = [column[m][rows] for m in metrics]
+        # A mean is the ratio Σ values / Σ ones over the defined values.
+        numerators = [*values, column["hits"][rows], column["recalled"][rows]]
+        denominators = [*(np.where(np.isnan(v), np.nan, 1.0) for v in values),
+                        column["judged"][rows], column["capped"][rows]]
+        found = cluster_ratio_cis(numerators, denominators, clusters, intervals=intervals,
+                                  **options)
+        for m, v, est in zip(metrics, values, found, strict=False):
             if m in PROPORTIONS:
-                low, high = wilson_ci(np.nansum(values), est.n, confidence=confidence)
+                low, high = wilson_ci(np.nansum(v), est.n, confidence=confidence)
                 est = Estimate(est.value, low, high, est.n, est.n_clusters)
             _put(row, m, est)
-        _put(row, "micro_precision",
-             cluster_ratio_ci(group["hits"], group["judged"], clusters, **options))
-        _put(row, "micro_recall",
-             cluster_ratio_ci(group["recalled"], group["capped"], clusters, **options))
+        _put(row, "micro_precision", found[-2])
+        _put(row, "micro_recall", found[-1])
         out.append(row)
     return pd.DataFrame(out, columns=columns)
 

@@ -300,7 +300,108 @@ def cluster_bootstrap_mean(values: Sequence[float] | np.ndarray, clusters: Seque
                                    method=method)
 
 
+def cluster_bootstrap_ratios(numerators: Sequence[Sequence[float]] | np.ndarray,
+                             denominators: Sequence[Sequence[float]] | np.ndarray,
+                             clusters: Sequence[Hashable], *,
+                             intervals: Sequence[bool] | None = None,
+                             confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+                             seed: int = SEED, method: Method = "percentile") -> list[Interval]:
+    """Many `cluster_bootstrap_ratio`s over the same clusters: row i of `numerators` and
+    `denominators` (figures × values) gives the i-th interval, equal to
+    `cluster_bootstrap_ratio(numerators[i], denominators[i], clusters, ...)`.
+
+    A summary asks for a dozen figures per group, all over the same scenarios; one
+    call here reads the cluster keys once, shares the resampling units between rows
+    that skip the same values and the resampled denominators between rows with the
+    same cluster totals, and takes every percentile in one quantile call.
+    `intervals[i]` false asks for the estimate, `n` and `n_clusters` only (bounds
+    NaN), for a figure whose interval comes from elsewhere (a Wilson interval).
+
+    The results are bit-for-bit those of the one-figure function: each resample is
+    the same matrix-vector product (one matrix-matrix product would round
+    differently), and a row with a non-finite resample, or any method other than
+    percentile, is handed to `cluster_bootstrap_ratio` itself.
+    """
+    num = np.asarray(numerators, dtype=float)
+    den = np.asarray(denominators, dtype=float)
+    if num.ndim != 2 or num.shape != den.shape:
+        raise MemevalError(f"cluster_bootstrap_ratios: numerators {num.shape} and denominators "
+                           f"{den.shape} must be two tables of the same shape (figures × values)")
+    figures, size = num.shape
+    wanted = [True] * figures if intervals is None else [bool(w) for w in intervals]
+    if len(wanted) != figures:
+        raise MemevalError(f"cluster_bootstrap_ratios: {figures} figures but {len(wanted)} "
+                           "interval flags")
+    keys = list(clusters)
+    codes = _codes(keys, size, "cluster_bootstrap_ratios")
+    options = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed,
+               "method": method}
+    if method != "percentile":
+        return [cluster_bootstrap_ratio(num[i], den[i], keys, **options) for i in range(figures)]
+    keep = np.isfinite(num) & np.isfinite(den)
+    alike: dict[bytes, list[int]] = {}  # figures that skip the same values share their units
+    for i in range(figures):
+        alike.setdefault(keep[i].tobytes(), []).append(i)
+    facts: list[tuple[float, int, int, str, int]] = [(math.nan, 0, 0, "", 0)] * figures
+    pending: list[tuple[int, np.ndarray, np.ndarray]] = []  # figure, Σ num and Σ den per resample
+    below_of: dict[bytes, np.ndarray] = {}
+    for rows in alike.values():
+        mask = keep[rows[0]]
+        units, n_clusters, label = _units(codes[mask], method)
+        skipped = int(np.count_nonzero(~mask))
+        if units.size == 0:
+            for i in rows:
+                facts[i] = (math.nan, 0, 0, label, skipped)
+            continue
+        # every figure's cluster sums in one bincount: each bin still adds its values in
+        # row order, so the sums equal `_cluster_sums` of each figure alone
+        k = int(units.max()) + 1
+        cells = (units + k * np.arange(len(rows))[:, None]).ravel()
+        num_sums, den_sums = (
+            np.bincount(cells, weights=table[rows][:, mask].ravel(),
+                        minlength=k * len(rows)).reshape(len(rows), k)
+            for table in (num, den))
+        ones = np.ones(k)
+        weights = _resample_weights(k, n_resamples, seed) if k >= 2 else None
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for i, top, bottom in zip(rows, num_sums, den_sums, strict=True):
+                estimate = float((ones @ top) / (ones @ bottom))
+                facts[i] = (estimate, int(units.size), n_clusters, label, skipped)
+                if weights is None or not wanted[i] or not math.isfinite(estimate):
+                    continue
+                below = below_of.get(bottom.tobytes())
+                if below is None:
+                    below = below_of[bottom.tobytes()] = weights @ bottom
+                pending.append((i, weights @ top, below))
+    bounds: dict[int, tuple[float, float]] = {}
+    fallback: set[int] = set()  # a non-finite resample: the one-figure function drops it
+    if pending:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            draws = np.stack([top for _, top, _ in pending]) / \
+                np.stack([below for _, _, below in pending])
+            finite = np.all(np.isfinite(draws), axis=1)
+            varying = finite & (np.ptp(draws, axis=1) != 0)
+        alpha = 1 - confidence
+        levels = np.asarray((alpha / 2, 1 - alpha / 2), dtype=float)
+        found = iter(np.quantile(draws[varying], levels, axis=1).T.tolist()
+                     if varying.any() else ())
+        for (i, _, _), ok, varies in zip(pending, finite.tolist(), varying.tolist(),
+                                         strict=True):
+            if not ok:
+                fallback.add(i)
+                continue
+            estimate = facts[i][0]
+            low, high = next(found) if varies else (estimate, estimate)
+            # as `_two_sided`: a percentile bound can miss its own estimate by a hair
+            bounds[i] = (min(low, estimate), max(high, estimate))
+    return [cluster_bootstrap_ratio(num[i], den[i], keys, **options) if i in fallback
+            else Interval(estimate, *bounds.get(i, (math.nan, math.nan)), n, n_clusters, label,
+                          confidence, skipped)
+            for i, (estimate, n, n_clusters, label, skipped) in enumerate(facts)]
+
+
 cluster_ratio_ci = cluster_bootstrap_ratio  # the names metrics.py calls
+cluster_ratio_cis = cluster_bootstrap_ratios
 cluster_mean_ci = cluster_bootstrap_mean
 
 

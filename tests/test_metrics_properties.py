@@ -5,10 +5,13 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memeval import metrics
 from memeval.metrics import (
     CAP,
     aggregate,
@@ -19,6 +22,7 @@ from memeval.metrics import (
     repeat_summary,
     score_turn,
 )
+from memeval.stats import Interval, cluster_bootstrap_mean, cluster_bootstrap_ratio, wilson_ci
 
 KEYS = [f"m{i}.md" for i in range(12)]
 keys = st.lists(st.sampled_from(KEYS), max_size=8)
@@ -157,6 +161,102 @@ def test_aggregate_cis_hold_their_estimates(frames: list) -> None:
                 assert r[f"{m}_ci_low"] <= r[m] <= r[f"{m}_ci_high"]
             if not math.isnan(r[m]):
                 assert 0.0 <= r[m] <= 1.0
+
+
+@st.composite
+def run_frames(draw: st.DrawFn) -> pd.DataFrame:
+    """A scored run as a summary sees it: repeats, two judges, unscored turns, turns
+    needing nothing, unknown recall, answers not always checked."""
+    rows = []
+    for t in range(draw(st.integers(1, 14))):
+        relevant = sorted(draw(key_sets.filter(lambda s: len(s) <= 3)))
+        scenario, category = draw(st.sampled_from(["s0", "s1", "s2"])), draw(st.sampled_from("ab"))
+        for selector, judge, repeat in itertools.product("AB", ["gold", "llm"], range(2)):
+            if rows and not draw(st.booleans()):
+                continue
+            trouble = draw(st.sampled_from([None] * 6 + ["error", "judge_error", "unscored"]))
+            rows.append({
+                "turn_id": f"t{t}", "scenario": scenario, "category": category,
+                "selector": selector, "judge": judge, "repeat": repeat, "relevant": relevant,
+                "selected": draw(st.lists(st.sampled_from(KEYS[:6]), max_size=4)),
+                "acceptable": ["m5.md"] if draw(st.booleans()) else [],
+                "recall_known": judge == "gold" or draw(st.booleans()),
+                "surfaced_bytes": draw(st.integers(0, 4000)),
+                "answer_surfaced": draw(st.sampled_from([0.0, 1.0, math.nan])),
+                "error": "boom" if trouble == "error" else None,
+                "judge_error": "bad" if trouble == "judge_error" else None,
+                "unscored": metrics.UNSCORED_UNGRADED if trouble == "unscored" else None})
+    return per_turn_frame(rows)
+
+
+def turns_the_pandas_way(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Repeats collapsed as `_per_turn` first did it, column by column in pandas."""
+    group = [*by, *(c for c in ("selector", "judge", "scenario", "turn_id") if c not in by)]
+    flags = ["selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
+             "scored", "hits", "n_relevant"]
+    numeric = frame[[*group, *metrics.METRICS, *flags]].copy()
+    numeric["capped"] = np.minimum(numeric["n_relevant"], CAP).where(
+        frame["needs_memory"].astype(bool) & frame["recall"].notna())
+    numeric["recalled"] = np.minimum(numeric["hits"], numeric["capped"])
+    numeric["judged"] = (numeric["hits"] + frame["false_positives"]).where(
+        frame["needs_memory"].astype(bool))
+    numeric.loc[~frame["scored"].astype(bool), ["hits", "recalled", "judged"]] = math.nan
+    for m in [*metrics.METRICS, *flags, "capped", "recalled", "judged"]:
+        numeric[m] = numeric[m].astype(float)
+    return numeric.groupby(group, dropna=False, sort=True).mean().reset_index()
+
+
+def aggregate_one_figure_at_a_time(frame: pd.DataFrame, by: list[str],
+                                   n_resamples: int) -> pd.DataFrame:
+    """The aggregate as it was first written: a pandas group and one interval per figure."""
+    options = {"n_resamples": n_resamples}
+    turns = turns_the_pandas_way(frame, by)
+    pd.testing.assert_frame_equal(metrics._per_turn(frame, by, metrics.METRICS), turns,
+                                  check_exact=True)
+    grouped_rows = frame.groupby(by, dropna=False, sort=True) if by else [((), frame)]
+    reasons = {(k if isinstance(k, tuple) else (k,)): metrics._reasons(g)
+               for k, g in grouped_rows}
+    out = []
+    for key, group in turns.groupby(by, dropna=False, sort=True) if by else [((), turns)]:
+        clusters = group["scenario"].tolist()
+        scored = group["scored"] > 0
+        row = dict(zip(by, key, strict=True))
+        row.update(n_turns=len(group), n_scored=int(scored.sum()),
+                   unscored=int((~scored).sum()), unscored_reasons=reasons.get(key, {}),
+                   n_clusters=len(set(clusters)),
+                   selector_error_rate=float(group["selector_error"].mean()),
+                   judge_error_rate=float(group["judge_error"].mean()),
+                   error_rate=float(((group["selector_error"] + group["judge_error"]) > 0)
+                                    .mean()),
+                   selector_invalid_output_rate=float(group["selector_invalid_output"].mean()),
+                   judge_invalid_output_rate=float(group["judge_invalid_output"].mean()))
+        for m in metrics.METRICS:
+            values = group[m].to_numpy(dtype=float)
+            est = cluster_bootstrap_mean(values, clusters, **options)
+            if m in metrics.PROPORTIONS:
+                low, high = wilson_ci(np.nansum(values), est.n)
+                est = Interval(est.value, low, high, est.n, est.n_clusters)
+            metrics._put(row, m, est)
+        metrics._put(row, "micro_precision", cluster_bootstrap_ratio(
+            group["hits"], group["judged"], clusters, **options))
+        metrics._put(row, "micro_recall", cluster_bootstrap_ratio(
+            group["recalled"], group["capped"], clusters, **options))
+        out.append(row)
+    return pd.DataFrame(out, columns=aggregate(frame.iloc[:0], by=by).columns)
+
+
+@FAST
+@given(frame=run_frames(),
+       by=st.sampled_from([[], ["selector", "judge"], ["selector", "judge", "category"],
+                           ["selector", "judge", "scenario"], ["scenario"]]),
+       n_resamples=st.sampled_from([50, 2000]))
+def test_aggregate_equals_one_interval_per_figure(frame: pd.DataFrame, by: list[str],
+                                                  n_resamples: int) -> None:
+    got = aggregate(frame, by=by, n_resamples=n_resamples)
+    want = aggregate_one_figure_at_a_time(frame, by, n_resamples)
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    for a, b in zip(got["unscored_reasons"], want["unscored_reasons"], strict=True):
+        assert list(a.items()) == list(b.items())  # the same order in summary.json
 
 
 @FAST
