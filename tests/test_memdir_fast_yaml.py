@@ -261,3 +261,15 @@ def test_the_one_read_path_agrees_with_the_line_reader_on_big_and_odd_files(tmp_
     meta, _ = _read_frontmatter(os.fspath(path))
     assert meta == expected
     assert (meta != {}) == (text.count("\n", 0, text.rfind("---")) < 30)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(block | common_block)
+def test_a_block_the_scan_defers_never_raises(text):
+    """The scan parses a `_deferrable` block only if it is among the 200 newest; that
+    is the eager scan only if building its header can never raise."""
+    from memeval.memdir.scan import _deferrable, _header
+
+    _load_mapping.cache_clear()
+    if _deferrable(text):
+        _header("a.md", "/m/a.md", 0.0, text)

@@ -9,7 +9,7 @@ import pytest
 
 from memeval.memdir import MAX_MEMORY_FILES, scan_memory_files
 from memeval.memdir import scan as scan_module
-from memeval.memdir.scan import SCAN_SKIP_REASONS, SkippedFile, headers_of
+from memeval.memdir.scan import SCAN_SKIP_REASONS, SkippedFile, headers_of, iso_timestamp
 from memeval.session.scan import scan_confined, scan_dir
 
 T0 = 1_735_689_600_000  # 2025-01-01T00:00:00Z
@@ -176,3 +176,77 @@ def test_scan_dir_passes_skips_through(tmp_path: Path) -> None:
                                              skipped=skipped)] == ["good.md"]
         assert reasons(skipped) == [("folder.md", "not-a-file")]
         assert skipped[0].to_dict()["reason"] == "not-a-file"
+
+
+def _eager_headers_of(root: str, entries: list[str], skipped: list[SkippedFile]) -> list:
+    """`headers_of` as it was before parses were deferred: every file's header built
+    in listing order, then sorted; the reference the deferred scan must match."""
+    from memeval.memdir.scan import is_candidate, read_header, skip_for_error
+
+    headers = []
+    for rel in entries:
+        if not is_candidate(rel):
+            continue
+        try:
+            headers.append(read_header(root, rel))
+        except (OSError, ValueError) as exc:
+            skipped.append(skip_for_error(rel, exc))
+    headers.sort(key=lambda h: -h.mtime_ms)
+    skipped.extend(SkippedFile(h.filename, "over-200-newest",
+                               f"modified {iso_timestamp(h.mtime_ms)}; only the"
+                               f" {MAX_MEMORY_FILES} newest are listed")
+                   for h in headers[MAX_MEMORY_FILES:])
+    return headers[:MAX_MEMORY_FILES]
+
+
+# Frontmatter that parses fine, that is deferred, that the scan must not defer (a
+# long decimal makes `int()` raise: the file is skipped as unreadable, wherever it
+# sorts), and every value shape the header copies or stringifies.
+_DEFERRED_CASE_BLOCKS = [
+    "name: a\ndescription: plain words\ntype: user\n",
+    "description: [a, b, 'c']\ntags: {k: v}\n",
+    "description: {a: [1, 2], b: {c: d}}\n",
+    "description: 'it's broken'\n",
+    "description: Note: retry quotes it\n",
+    "description: " + "7" * 5000 + "\n",
+    "description: &x [a, *x]\ntype: project\n",
+    "description: !!binary aGVsbG8=\n",
+    "description: " + "[" * 80 + "]" * 80 + "\n",
+    "description: 0\ntype: feedback\n",
+    "description: 12.50\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("files", [30, 260])
+def test_deferred_parses_give_what_the_eager_scan_gave(tmp_path: Path, files: int) -> None:
+    """Past the 200 newest, blocks that cannot raise are never parsed: the headers,
+    their raw values and the skip list must still be the eager scan's, with files
+    that do raise both among the newest and past them, and equal mtimes."""
+    import random
+
+    from memeval.memdir.scan import list_recursive
+
+    rng = random.Random(files)
+    root = tmp_path / "mem"
+    for number in range(files):
+        rel = f"{['', 'sub/', 'sub/deep/'][number % 3]}f{number}.md"
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        block = _DEFERRED_CASE_BLOCKS[number % len(_DEFERRED_CASE_BLOCKS)]
+        path.write_text(f"---\n{block}---\nbody\n" if block or number % 2 else "no block\n",
+                        encoding="utf-8")
+        mtime_ns = (1_764_000_000 + rng.randrange(files // 2)) * 10**9
+        os.utime(path, ns=(mtime_ns, mtime_ns))
+    entries = list_recursive(str(root))
+    got_skipped: list[SkippedFile] = []
+    want_skipped: list[SkippedFile] = []
+    got = headers_of(str(root), entries, skipped=got_skipped)
+    want = _eager_headers_of(str(root), entries, want_skipped)
+    assert [(h, repr(h.raw_description)) for h in got] == [
+        (h, repr(h.raw_description)) for h in want]
+    assert got_skipped == want_skipped
+    assert any(s.reason == "unreadable" for s in want_skipped)
+    if files > 200:
+        assert sum(s.reason == "over-200-newest" for s in want_skipped) == files - 200 - sum(
+            s.reason == "unreadable" for s in want_skipped)

@@ -150,6 +150,13 @@ def shared_frontmatter(text: str, *, max_lines: int | None = None) -> dict[str, 
     With `max_lines`, `text` is what `read_file_in_range` would have read lines from
     (BOM and `\\r` included), the whole file or any prefix holding that many lines.
     """
+    block = frontmatter_block(text, max_lines=max_lines)
+    return {} if block is None else _load_mapping(block)
+
+
+def frontmatter_block(text: str, *, max_lines: int | None = None) -> str | None:
+    """The block `shared_frontmatter(text, max_lines=...)` parses, or None where it
+    gives `{}` without parsing (so a caller can decide when to parse)."""
     if max_lines is not None:
         if "\r" in text:
             text = first_lines(text, max_lines)
@@ -159,10 +166,10 @@ def shared_frontmatter(text: str, *, max_lines: int | None = None) -> dict[str, 
             span = frontmatter_span(text)
             # The block is in the first lines if its closing `---` is.
             if span is None or text.count("\n", 0, span[1] + 3) >= max_lines:
-                return {}
-            return _load_mapping(text[span[0]:span[1]])
+                return None
+            return text[span[0]:span[1]]
     span = frontmatter_span(text)
-    return {} if span is None else _load_mapping(text[span[0]:span[1]])
+    return None if span is None else text[span[0]:span[1]]
 
 
 def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:

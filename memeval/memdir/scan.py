@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import errno
 import os
+import re
 import stat as statmod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from memeval.memdir.entrypoint import ENTRYPOINT_NAME
-from memeval.memdir.frontmatter import shared_frontmatter
+from memeval.memdir.frontmatter import _load_mapping, frontmatter_block
 from memeval.memdir.jsvalue import js_iso_string, js_string, js_truthy
 from memeval.memdir.readfile import node_mtime_ms, read_open_range, stat_readable
-from memeval.memdir.types import MemoryHeader, parse_memory_type
+from memeval.memdir.types import MemoryHeader, MemoryType, parse_memory_type
 
 MAX_MEMORY_FILES = 200  # the selector sees at most this many, newest first
 FRONTMATTER_MAX_LINES = 30  # only the header is needed to describe a file
@@ -145,26 +147,94 @@ def read_header(memory_dir: str, relative_path: str) -> MemoryHeader:
         OSError: the file cannot be read (the scan drops it).
     """
     file_path = os.path.normpath(os.path.join(memory_dir, relative_path))
-    meta, mtime_ms = _read_frontmatter(file_path)
+    block, mtime_ms = _read_block(file_path)
+    return _header(relative_path, file_path, mtime_ms, block)
+
+
+def _header(relative_path: str, file_path: str, mtime_ms: float,
+            block: str | None) -> MemoryHeader:
+    """The header of a file whose frontmatter block (None: none) `_read_block` read."""
+    meta = {} if block is None else _load_mapping(block)
     # The system keeps `frontmatter.description || null`: falsy values are no description.
     raw = meta.get("description")
-    if not js_truthy(raw):
-        raw = None
-    elif isinstance(raw, list | dict):
-        raw = copy.deepcopy(raw)  # the header's own; the mapping is the parse cache's
-    return MemoryHeader(
-        filename=relative_path.replace(os.sep, "/"),
-        file_path=file_path,
-        mtime_ms=mtime_ms,
-        description=None if raw is None else js_string(raw),
-        type=parse_memory_type(meta.get("type")),
-        raw_description=raw,
-    )
+    if type(raw) is str:  # the commonest value, its own `String()`; `""` is falsy
+        description = raw = raw or None
+    elif not js_truthy(raw):
+        description = raw = None
+    else:
+        if isinstance(raw, list | dict):
+            raw = _own_copy(raw)  # the header's own; the mapping is the parse cache's
+        description = js_string(raw)
+    return _new_header(relative_path.replace(os.sep, "/"), file_path, mtime_ms, description,
+                       parse_memory_type(meta.get("type")), raw)
+
+
+# A block `_header` can be left for later (or never, past the 200 newest): nothing in
+# it can make the parse or the header raise. The parser turns its own errors into
+# `YamlError` (empty frontmatter); what remains is `int()` refusing a long decimal
+# (ValueError: the file is skipped as unreadable), nesting deep enough for a
+# RecursionError in `deepcopy` or `js_string`, and aliases, anchors or tags (a
+# billion-laughs value, `!!binary`, `!!timestamp`). Depth needs a line, a bracket, a
+# dash, `?` or `:` per level, so a block with few of them is shallow.
+_RISKY_BLOCK = re.compile(r"[*&!]|[0-9]{600}")  # Python's digit limit is at least 640
+_MAX_INDICATORS = 64
+
+
+def _deferrable(block: str | None) -> bool:
+    if block is None:
+        return True
+    if _RISKY_BLOCK.search(block) is not None:
+        return False
+    return (block.count(":") + block.count("-") + block.count("[") + block.count("{")
+            + block.count("?")) <= _MAX_INDICATORS
+
+
+# Values `copy.deepcopy` returns as they are (what a one-line flow holds).
+_ATOMIC = frozenset({str, int, float, bool, type(None)})
+
+
+def _own_copy(value: list[Any] | dict[str, Any]) -> Any:
+    """`copy.deepcopy(value)`, with a shallow copy where every item is atomic (the
+    same result, a tenth of the cost)."""
+    if type(value) is list:
+        if all(type(item) in _ATOMIC for item in value):
+            return value.copy()
+    elif type(value) is dict and all(
+            type(key) in _ATOMIC and type(item) in _ATOMIC for key, item in value.items()):
+        return value.copy()
+    return copy.deepcopy(value)
+
+
+def _new_header(filename: str, file_path: str, mtime_ms: float, description: str | None,
+                type: MemoryType | None, raw_description: Any) -> MemoryHeader:
+    """`MemoryHeader(...)` without the frozen dataclass's `__init__` (one
+    `object.__setattr__` a field, a tenth of a scan's own time); the same object."""
+    header = object.__new__(MemoryHeader)
+    header.__dict__.update(filename=filename, file_path=file_path, mtime_ms=mtime_ms,
+                           description=description, type=type, raw_description=raw_description)
+    return header
+
+
+if tuple(f.name for f in dataclasses.fields(MemoryHeader)) != (
+        "filename", "file_path", "mtime_ms", "description", "type", "raw_description"):
+    raise ImportError("MemoryHeader's fields changed: update scan._new_header")  # pragma: no cover
 
 
 def _read_frontmatter(file_path: str) -> tuple[Mapping[str, Any], float]:
     """The frontmatter mapping of a file's first 30 lines (shared: not to be changed)
-    and its mtime, with one open, one `fstat` and usually one read.
+    and its mtime.
+
+    Raises:
+        OSError: as `stat_readable` and `open` would, in that order.
+    """
+    block, mtime_ms = _read_block(file_path)
+    return ({} if block is None else _load_mapping(block)), mtime_ms
+
+
+def _read_block(file_path: str) -> tuple[str | None, float]:
+    """The frontmatter block of a file's first 30 lines (None where the mapping is
+    `{}` without parsing) and its mtime, with one open, one `fstat` and usually one
+    read.
 
     Raises:
         OSError: as `stat_readable` and `open` would, in that order.
@@ -186,18 +256,18 @@ def _read_frontmatter(file_path: str) -> tuple[Mapping[str, Any], float]:
         data = os.read(fd, HEAD_BYTES)
         if not data[:8].removeprefix(_BOM).startswith(b"---"):
             # No leading `---`, no frontmatter: the rest is never read.
-            return {}, node_mtime_ms(st)
+            return None, node_mtime_ms(st)
         if (len(data) < HEAD_BYTES and len(data) >= st.st_size) or (
                 data.count(b"\n") >= FRONTMATTER_MAX_LINES):
             # The whole file, or a cut after line 30 (a cut never splits a `\n`, so
             # decoding gives the lines the incremental reader gives).
-            meta = shared_frontmatter(data.decode("utf-8", "replace"),
+            block = frontmatter_block(data.decode("utf-8", "replace"),
                                       max_lines=FRONTMATTER_MAX_LINES)
-            return meta, node_mtime_ms(st)
+            return block, node_mtime_ms(st)
         os.lseek(fd, 0, os.SEEK_SET)
         with open(fd, "rb", closefd=False) as fh:
             read = read_open_range(fh, st, FRONTMATTER_MAX_LINES)
-        return shared_frontmatter(read.content), read.mtime_ms
+        return frontmatter_block(read.content), read.mtime_ms
     finally:
         os.close(fd)
 
@@ -255,26 +325,37 @@ def headers_of(
     With a `skipped` list, each candidate left out is appended to it, unreadable ones
     in listing order, then those beyond the 200 newest, newest first.
     """
-    headers: list[MemoryHeader] = []
+    # Every file is read (and its header built) in listing order, but a block that
+    # cannot raise (`_deferrable`) is parsed only once it is known to be among the 200
+    # newest: a first scan of a large memdir parses 200 blocks, not all of them.
+    rows: list[tuple[float, str, str, str | None, MemoryHeader | None]] = []
     for rel in entries:
         if not is_candidate(rel):
             continue
         try:
-            headers.append(read_header(root, rel))
+            file_path = os.path.normpath(os.path.join(root, rel))
+            block, mtime_ms = _read_block(file_path)
+            header = None if _deferrable(block) else _header(rel, file_path, mtime_ms, block)
         except (OSError, ValueError) as exc:
             if skipped is not None:
                 skipped.append(skip_for_error(rel, exc))
             continue
+        rows.append((-mtime_ms, rel, file_path, block, header))
     # Stable: equal mtimes keep listing order, as Array.prototype.sort does.
-    headers.sort(key=lambda h: -h.mtime_ms)
+    rows.sort(key=_newest_first)
     if skipped is not None:
         skipped.extend(
-            SkippedFile(h.filename, "over-200-newest",
-                        f"modified {iso_timestamp(h.mtime_ms)}; only the"
+            SkippedFile(rel.replace(os.sep, "/"), "over-200-newest",
+                        f"modified {iso_timestamp(-neg_mtime)}; only the"
                         f" {MAX_MEMORY_FILES} newest are listed")
-            for h in headers[MAX_MEMORY_FILES:]
+            for neg_mtime, rel, _, _, _ in rows[MAX_MEMORY_FILES:]
         )
-    return headers[:MAX_MEMORY_FILES]
+    return [header if header is not None else _header(rel, file_path, -neg_mtime, block)
+            for neg_mtime, rel, file_path, block, header in rows[:MAX_MEMORY_FILES]]
+
+
+def _newest_first(row: tuple[float, str, str, str | None, MemoryHeader | None]) -> float:
+    return row[0]
 
 
 def iso_timestamp(mtime_ms: float) -> str:

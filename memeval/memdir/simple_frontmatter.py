@@ -135,7 +135,18 @@ def _plain_flow(value: str) -> tuple[Any, str] | None:
     if value[0] == "[":
         if _PLAIN_SEQ_BODY.fullmatch(body) is None:
             return None
-        return [_flow_word(item) for item in body.split(",")], value[end + 1:]
+        items: list[Any] = []
+        for item in body.split(","):
+            word = item.strip(" ")
+            first = word[0]
+            # `_flow_word`, inline: the commonest item is a word that stays a string.
+            if first == '"' or first == "'":
+                items.append(word[1:-1])
+            elif first not in _MAYBE_NOT_STRING and word not in _NULL_OR_BOOL:
+                items.append(word)
+            else:
+                items.append(_resolve(word))
+        return items, value[end + 1:]
     if _PLAIN_MAP_BODY.fullmatch(body) is None:
         return None
     mapping: dict[str, Any] = {}
@@ -325,9 +336,12 @@ def _block_sequence(lines: list[str], i: int) -> tuple[list[Any], int] | None:
         else:
             hash_at = item.find(" #")
             text = (item if hash_at < 0 else item[:hash_at]).rstrip(" ")
-            if not _plain_piece(text):
+            if ": " in text or text[-1] == ":":  # not `_plain_piece(text)`: ` #` is cut
                 return None
-            items.append(_resolve(text))
+            if text[0] in _MAYBE_NOT_STRING or text in _NULL_OR_BOOL:
+                items.append(_resolve(text))
+            else:
+                items.append(text)  # `_resolve(text)`, inline: a word stays a string
         j += 1
     return items, j
 
@@ -389,7 +403,9 @@ def _read(block: str) -> Any:
             text = (value if hash_at < 0 else value[:hash_at]).rstrip(" ")
             if ": " in text or text[-1] == ":":
                 return YAML_ERROR  # `a: b` on one line: a mapping where none may start
-            out[key] = _resolve(text)
+            # `_resolve(text)`, inline (`first` starts `text` too: it is no space).
+            out[key] = (text if first not in _MAYBE_NOT_STRING and text not in _NULL_OR_BOOL
+                        else _resolve(text))
             continue
         if first == '"' or first == "'":
             end = value.find(first, 1)
