@@ -257,7 +257,8 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
                    acceptable=tuple(sorted(_key_set(row["acceptable"], "acceptable"))),
                    selector_error=selector_error, judge_error=judge_error,
                    selector_invalid_output=invalid[0], judge_invalid_output=invalid[1],
-                   scored=reason is None, unscored_reason=reason, **asdict(score))
+                   scored=reason is None, unscored_reason=reason,
+                   **vars(score))  # scalars only: `asdict`'s deep copy buys nothing
         out.append(row)
     if not out:
         return pd.DataFrame(columns=list(TURN_COLUMNS))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -207,7 +207,14 @@ class SchemaMismatch(MemevalError):
 
 def payload_hash(value: Any) -> str:
     """Content address of a JSON value (16 hex digits of SHA-256 of its canonical form)."""
-    canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _hash_of(_canonical(value))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def _hash_of(canonical: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
@@ -217,14 +224,20 @@ class PayloadStore:
     def __init__(self, known: Iterable[str] = ()) -> None:
         self._known = set(known)
         self._pending: dict[str, Any] = {}
-        self._digests: dict[Hashable, str] = {}  # a recurring item -> its hash
+        # Hashes of items that recur (manifest lines, headers, verdicts): a text by
+        # itself, anything else by its canonical JSON, which is what its hash would
+        # encode anyway, so a repeat costs one C encode and no SHA-256.
+        self._texts: dict[str, str] = {}
+        self._encoded: dict[str, str] = {}
 
     def ref(self, value: Any) -> dict[str, str]:
-        digest = payload_hash(value)
+        return {_REF: self._keep(value, payload_hash(value))}
+
+    def _keep(self, value: Any, digest: str) -> str:
         if digest not in self._known:
             self._known.add(digest)
             self._pending[digest] = value
-        return {_REF: digest}
+        return digest
 
     def refs(self, values: Iterable[Any]) -> dict[str, str] | list[Any]:
         """A list stored as one payload of its items' references (each item once too).
@@ -237,16 +250,20 @@ class PayloadStore:
         return self.ref({_REFS: digests}) if digests else []
 
     def _digest(self, item: Any) -> str:
-        """An item's hash, remembered for items that recur (manifest lines, headers:
-        hashing is a canonical JSON encode, and every turn repeats most of them)."""
-        key = _memo_key(item)
-        if key is None:
-            return self.ref(item)[_REF]
-        digest = self._digests.get(key)
+        """An item's hash, remembered while the memo stays under its bound."""
+        if isinstance(item, str):
+            memo, key, canonical = self._texts, item, None
+        else:
+            memo = self._encoded
+            key = canonical = _canonical(item)
+            if len(canonical) > _MEMO_CHARS:  # a long item (a memory's content): no copy kept
+                return self._keep(item, _hash_of(canonical))
+        digest = memo.get(key)
         if digest is None:
-            if len(self._digests) >= _MEMO_ITEMS:  # a bound, whatever a run repeats
-                self._digests.clear()
-            digest = self._digests[key] = self.ref(item)[_REF]
+            if len(memo) >= _MEMO_ITEMS:  # a bound, whatever a run repeats
+                memo.clear()
+            digest = memo[key] = self._keep(
+                item, payload_hash(item) if canonical is None else _hash_of(canonical))
         return digest
 
     def maybe_ref(self, value: Any) -> Any:
@@ -263,18 +280,8 @@ class PayloadStore:
         return out
 
 
-_SCALARS = (str, int, float, bool, type(None))
-_MEMO_ITEMS = 100_000  # recurring items whose hash is remembered (tens of MB at most)
-
-
-def _memo_key(item: Any) -> Hashable | None:
-    """A key equal for equal JSON items only (types kept: 1, 1.0 and True differ in
-    JSON), or None for items not worth one (nested values)."""
-    if isinstance(item, str):
-        return item
-    if isinstance(item, dict) and all(isinstance(v, _SCALARS) for v in item.values()):
-        return tuple((k, type(v), v) for k, v in sorted(item.items()))
-    return None
+_MEMO_ITEMS = 100_000  # recurring items whose hash is remembered, per kind
+_MEMO_CHARS = 2_000  # ... when their canonical JSON is at most this long (≤ ~400 MB)
 
 
 def _relative(path: Any, root: str) -> Any:
@@ -326,7 +333,8 @@ def compact_judgement(data: Mapping[str, Any], store: PayloadStore) -> dict[str,
 
 
 def _is_ref(value: Any) -> bool:
-    return isinstance(value, Mapping) and len(value) == 1 and _REF in value
+    # Stored values are JSON, so a reference is a dict (a plain check: an ABC's is slow).
+    return isinstance(value, dict) and len(value) == 1 and _REF in value
 
 
 class Resolver:
@@ -362,7 +370,7 @@ class Resolver:
             raise MemevalError(f"payload {digest} is missing from payloads.jsonl; the run "
                                "folder is incomplete. Rerun the same command to repair it.") \
                 from None
-        if isinstance(raw, Mapping) and len(raw) == 1 and isinstance(raw.get(_REFS), str):
+        if isinstance(raw, dict) and len(raw) == 1 and isinstance(raw.get(_REFS), str):
             joined = raw[_REFS]
             return [self.resolve({_REF: joined[i:i + _HASH_LEN]})
                     for i in range(0, len(joined), _HASH_LEN)]

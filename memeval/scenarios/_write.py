@@ -44,8 +44,11 @@ def yaml_str(text: str) -> str:
 
 def write_file(path: Path, data: bytes, mtime_ms: float) -> None:
     """Write `data` to `path` (folders made) and set its mtime exactly."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+    try:
+        path.write_bytes(data)
+    except FileNotFoundError:  # its folder is new (most files share one that exists)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
     ns = mtime_ns(mtime_ms)
     os.utime(path, ns=(ns, ns))
 

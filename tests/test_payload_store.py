@@ -1,0 +1,33 @@
+"""The payload store's content addresses: remembered hashes are the hashes."""
+
+from __future__ import annotations
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from memeval.record import PayloadStore, payload_hash
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, -0.0]),
+                    st.text(max_size=8))
+items = st.one_of(
+    st.text(max_size=30),
+    st.dictionaries(st.text(max_size=4), scalars, max_size=4),
+    st.lists(scalars, max_size=3),
+    st.text(min_size=2_100, max_size=2_200),  # past the memo's length bound
+)
+
+
+@given(st.lists(items, min_size=1, max_size=8))
+@example(['{"a":1}', {"a": 1}])  # a text that reads as another item's canonical JSON
+@example([{"n": 1}, {"n": 1.0}, {"n": True}])  # equal in Python, not in JSON
+@example([{"a": 1, "b": 2}, {"b": 2, "a": 1}])  # one item in two key orders
+def test_a_list_is_stored_under_the_hashes_of_its_items(values: list) -> None:
+    store = PayloadStore()
+    expected = "".join(payload_hash(v) for v in values)
+    for _ in range(2):  # the second pass answers from the memo
+        assert store.refs(values) == {"$": payload_hash({"$*": expected})}
+    pending = store.pending()
+    for value in values:
+        assert pending[payload_hash(value)] == value
+    assert store.refs(values) == {"$": payload_hash({"$*": expected})}
+    assert store.pending() == {}  # nothing is stored twice
