@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from memeval.interrupt import StopRequested
 from memeval.judges.base import Judge, Judgement, JudgeRequest, MemoryVerdict
@@ -28,6 +28,7 @@ from memeval.memdir.text import utf8_len
 from memeval.record import TurnResult
 from memeval.run_config import CompatName, RunConfig
 from memeval.scenarios import MaterializedScenario, Scenario, Turn, materialize
+from memeval.scratch import scratch_folder, world_bytes
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector, reset_selector
 from memeval.selectors.baselines import OracleSelector
@@ -356,13 +357,18 @@ class World:
             kept until each unit that needs it has forked it.
         share_scans: sessions reuse the world's memdir scans instead of scanning each
             turn afresh as the system does.
+        scratch: the folder to write the world in (`memeval.scratch`); by default
+            chosen for this world alone.
     """
 
     def __init__(self, scenario: Scenario, repeat: int, config: RunConfig,
-                 units: Sequence[Unit] = (), *, share_scans: bool = True) -> None:
+                 units: Sequence[Unit] = (), *, share_scans: bool = True,
+                 scratch: str | Literal["auto"] | None = "auto") -> None:
         self.scenario, self.repeat, self.config = scenario, repeat, config
         self._scans: dict[Any, Any] | None = {} if share_scans else None
-        self._tmp = tempfile.TemporaryDirectory(prefix="memeval-")
+        if scratch == "auto":
+            scratch = scratch_folder(world_bytes([scenario]))
+        self._tmp = tempfile.TemporaryDirectory(prefix="memeval-", dir=scratch)
         try:
             self.files = materialize(scenario, Path(self._tmp.name))
             self.contexts = startup_contexts(self.files, scenario)

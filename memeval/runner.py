@@ -21,6 +21,7 @@ from memeval.interrupt import StopRequested
 from memeval.judges.base import Judge
 from memeval.record import TurnResult
 from memeval.run_config import RunConfig
+from memeval.scratch import scratch_folder, world_bytes
 from memeval.selectors.base import Selector
 
 WorldKey = tuple[int, int]  # (id of the scenario, repeat)
@@ -44,6 +45,9 @@ class Worlds:
         for unit in units:
             self._units.setdefault(world_key(unit), []).append(unit)
         self._left = Counter({key: len(group) for key, group in self._units.items()})
+        # Every world may be open at once (with --batches they are): room for all.
+        self._scratch = scratch_folder(world_bytes(group[0].scenario
+                                                   for group in self._units.values()))
         self._open: dict[WorldKey, World | Exception] = {}
         self._selectors: dict[tuple[WorldKey, str], Selector | Exception] = {}
 
@@ -52,7 +56,7 @@ class Worlds:
         if key not in self._open:
             try:
                 self._open[key] = World(unit.scenario, unit.repeat, self.config,
-                                        self._units[key])
+                                        self._units[key], scratch=self._scratch)
             except Exception as exc:
                 self._open[key] = exc
         world = self._open[key]

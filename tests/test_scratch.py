@@ -1,0 +1,68 @@
+"""Where worlds are written: memory when the run's worlds fit, else the temp folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import memeval.harness
+import memeval.scratch as scratch
+from memeval.evaluate import evaluate
+from memeval.run_config import RunConfig
+from memeval.scenarios import generate, load
+
+
+@pytest.fixture
+def ram(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A stand-in for /dev/shm, with neither override set."""
+    folder = tmp_path / "shm"
+    folder.mkdir()
+    monkeypatch.setattr(scratch, "RAM_FOLDER", folder)
+    monkeypatch.delenv(scratch.WORLDS_ENV, raising=False)
+    monkeypatch.delenv("TMPDIR", raising=False)
+    return folder
+
+
+def test_worlds_go_to_memory_when_they_fit(ram: Path) -> None:
+    assert scratch.scratch_folder(1 << 20) == str(ram)
+    assert scratch.scratch_folder(scratch.RAM_BUDGET + 1) is None  # over the budget
+
+
+def test_a_machine_without_the_folder_uses_the_temp_folder(ram: Path) -> None:
+    ram.rmdir()
+    assert scratch.scratch_folder(1) is None
+
+
+def test_tmpdir_and_the_override_are_honoured(ram: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    assert scratch.scratch_folder(1) is None  # tempfile then uses TMPDIR
+    monkeypatch.setenv(scratch.WORLDS_ENV, str(tmp_path / "mine"))
+    assert scratch.scratch_folder(scratch.RAM_BUDGET * 10) == str(tmp_path / "mine")
+
+
+def test_world_bytes_count_whole_pages(tmp_path: Path) -> None:
+    scenario = load(generate(3, 4, 1, tmp_path / "suite"))
+    files = list(scenario.iter_files())
+    pages = sum(max(1, -(-len(spec.content.encode()) // 4096)) for *_, spec in files)
+    assert scratch.world_bytes([scenario]) == scratch._PER_WORLD + pages * 4096
+    assert scratch.world_bytes([scenario, scenario]) == 2 * scratch.world_bytes([scenario])
+
+
+def test_a_run_makes_its_worlds_in_the_chosen_folder(tmp_path: Path, ram: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    roots: list[Path] = []
+    real = memeval.harness.materialize
+
+    def spy(scenario: object, root: Path) -> object:
+        roots.append(Path(root))
+        return real(scenario, root)
+
+    monkeypatch.setattr(memeval.harness, "materialize", spy)
+    suite = generate(5, 3, 2, tmp_path / "suite")
+    outcome = evaluate(RunConfig(scenarios=(str(suite),), selectors=("bm25",)),
+                       tmp_path / "run", progress=False)
+    assert outcome.rows == 2
+    assert roots and all(root.parent == ram for root in roots)
+    assert not list(ram.iterdir())  # and removes them
