@@ -262,3 +262,24 @@ def test_gold_without_candidate_grading_still_reports_recall(tmp_path, scenario_
     assert row["judge"] == "gold?candidates=0"
     assert row["recall"] == 1.0 and row["recall_n"] == 2
     assert outcome.summary["primary_judge"] == "gold?candidates=0"
+
+
+def test_the_cycle_collector_is_paused_only_while_rows_are_read_back() -> None:
+    import gc
+
+    from memeval.evaluate import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # a caller's own choice is kept
+    finally:
+        gc.enable()
+    with pytest.raises(ValueError), collector_paused():
+        raise ValueError
+    assert gc.isenabled()
