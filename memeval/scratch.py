@@ -7,23 +7,27 @@ delete it) writing them was most of the harness's time per turn. On Linux they g
 to `/dev/shm`, a folder held in memory, when all of the run's worlds fit well
 within it; the memdir scan sorts its listing by name, so what the system under test
 sees does not depend on the folder's file system. `MEMEVAL_WORLDS` names another
-folder; a set `TMPDIR` is honoured, as for every other temporary file.
+folder (made if missing); a temporary folder the user chose (`TMPDIR`, `TEMP` or
+`TMP`, as `tempfile` reads them) is honoured, as for every other temporary file.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from memeval.errors import MemevalError
 from memeval.scenarios import Scenario
 
 WORLDS_ENV = "MEMEVAL_WORLDS"
 RAM_FOLDER = Path("/dev/shm")
+_TEMP_ENV = ("TMPDIR", "TEMP", "TMP")  # where `tempfile` looks, in its order
 RAM_BUDGET = 256 * 2**20  # bytes of memory all worlds of a run may take at most ...
 RAM_SHARE = 0.5  # ... and at most this share of the folder's free space
-_PAGE = 4096  # a file in memory takes whole pages
+_PAGE = resource.getpagesize()  # a file in memory takes whole pages
 _PER_WORLD = 64 * _PAGE  # folders, the startup sandbox, MEMORY.md
 
 
@@ -44,8 +48,14 @@ def scratch_folder(needed: int) -> str | None:
     """
     chosen = os.environ.get(WORLDS_ENV)
     if chosen:
+        try:
+            Path(chosen).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MemevalError(f"{WORLDS_ENV}={chosen}: cannot make the folder "
+                               f"({exc.strerror or exc}); point it at a writable "
+                               "folder or unset it") from None
         return chosen
-    if os.environ.get("TMPDIR"):
+    if any(os.environ.get(name) for name in _TEMP_ENV):
         return None
     try:
         free = shutil.disk_usage(RAM_FOLDER).free

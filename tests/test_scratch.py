@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import memeval.harness
 import memeval.scratch as scratch
+from memeval.cli import cli
 from memeval.evaluate import evaluate
 from memeval.run_config import RunConfig
 from memeval.scenarios import generate, load
@@ -20,7 +22,8 @@ def ram(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir()
     monkeypatch.setattr(scratch, "RAM_FOLDER", folder)
     monkeypatch.delenv(scratch.WORLDS_ENV, raising=False)
-    monkeypatch.delenv("TMPDIR", raising=False)
+    for name in scratch._TEMP_ENV:
+        monkeypatch.delenv(name, raising=False)
     return folder
 
 
@@ -34,10 +37,11 @@ def test_a_machine_without_the_folder_uses_the_temp_folder(ram: Path) -> None:
     assert scratch.scratch_folder(1) is None
 
 
-def test_tmpdir_and_the_override_are_honoured(ram: Path, tmp_path: Path,
+@pytest.mark.parametrize("name", ["TMPDIR", "TEMP", "TMP"])
+def test_tmpdir_and_the_override_are_honoured(ram: Path, tmp_path: Path, name: str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path))
-    assert scratch.scratch_folder(1) is None  # tempfile then uses TMPDIR
+    monkeypatch.setenv(name, str(tmp_path))
+    assert scratch.scratch_folder(1) is None  # tempfile then uses that folder
     monkeypatch.setenv(scratch.WORLDS_ENV, str(tmp_path / "mine"))
     assert scratch.scratch_folder(scratch.RAM_BUDGET * 10) == str(tmp_path / "mine")
 
@@ -45,8 +49,9 @@ def test_tmpdir_and_the_override_are_honoured(ram: Path, tmp_path: Path,
 def test_world_bytes_count_whole_pages(tmp_path: Path) -> None:
     scenario = load(generate(3, 4, 1, tmp_path / "suite"))
     files = list(scenario.iter_files())
-    pages = sum(max(1, -(-len(spec.content.encode()) // 4096)) for *_, spec in files)
-    assert scratch.world_bytes([scenario]) == scratch._PER_WORLD + pages * 4096
+    page = scratch._PAGE
+    pages = sum(max(1, -(-len(spec.content.encode()) // page)) for *_, spec in files)
+    assert scratch.world_bytes([scenario]) == scratch._PER_WORLD + pages * page
     assert scratch.world_bytes([scenario, scenario]) == 2 * scratch.world_bytes([scenario])
 
 
@@ -66,3 +71,25 @@ def test_a_run_makes_its_worlds_in_the_chosen_folder(tmp_path: Path, ram: Path,
     assert outcome.rows == 2
     assert roots and all(root.parent == ram for root in roots)
     assert not list(ram.iterdir())  # and removes them
+
+
+def test_a_missing_override_folder_is_made(ram: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    wanted = tmp_path / "not" / "yet"
+    monkeypatch.setenv(scratch.WORLDS_ENV, str(wanted))
+    assert scratch.scratch_folder(1) == str(wanted)
+    assert wanted.is_dir()
+
+
+def test_an_override_that_cannot_be_made_is_one_clear_error(
+        ram: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(scratch.WORLDS_ENV, str(blocker / "worlds"))
+    suite = generate(3, 2, 1, tmp_path / "suite")
+    result = CliRunner().invoke(cli, ["run", "--scenarios", str(suite), "--selector",
+                                       "bm25", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert f"{scratch.WORLDS_ENV}={blocker / 'worlds'}: cannot make the folder" in result.output
+    assert "unset it" in result.output
+    assert "Traceback" not in result.output

@@ -245,6 +245,11 @@ class TurnViews:
     def add(self, result: TurnResult) -> None:
         """One row's view, all but what depends on the scores."""
         record, strings = result.record, self.tables.strings
+        # The judges' strings enter the table first, the likely main judge (a label
+        # judge) leading, as when views were built after the summary: same page bytes.
+        judgements = result.judgements
+        evidence = {name: _judge_evidence(judgements[name], strings) for name in
+                    sorted(judgements, key=lambda j: (judgements[j].relevant is None, j))}
         self._views.append({
             "id": 0,
             "sc": result.scenario, "t": result.turn_id, "ti": result.turn_index,
@@ -270,8 +275,7 @@ class TurnViews:
             "reach": {str(k): bool(v) for k, v in result.startup_reachable.items()},
         })
         self._open.append((result.key, list(result.errors), result.discarded, result.skipped,
-                           {name: _judge_evidence(j, strings)
-                            for name, j in result.judgements.items()}))
+                           evidence))
 
     def finish(self, scores: ScoreIndex, main: str | None) -> list[dict[str, Any]]:
         """The views with every judge's scores, the main judge first, sorted by turn."""
