@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memeval.memdir.jsvalue import (
     JsDate,
@@ -107,10 +111,20 @@ def test_utf8_length_counts_lone_surrogates_as_replacement_characters() -> None:
         (-62198755200000, "-000001-01-01T00:00:00.000Z"),
         (8.64e15, "+275760-09-13T00:00:00.000Z"),
         (-62135596800001, "0000-12-31T23:59:59.999Z"),
+        (253402300799999.9, "9999-12-31T23:59:59.999Z"),
+        (951782400000.5, "2000-02-29T00:00:00.000Z"),
     ],
 )
 def test_iso_strings_match_date_to_iso_string(ms: float, iso: str) -> None:
     assert js_iso_string(ms) == iso
+
+
+@given(st.floats(min_value=-1e13, max_value=253402300799999.0))
+def test_iso_strings_follow_the_proleptic_calendar(ms: float) -> None:
+    # The C library's calendar (file dates) and the day count (any date) agree.
+    t = int(ms)
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=t)
+    assert js_iso_string(ms) == f"{moment:%Y-%m-%dT%H:%M:%S}.{t % 1000:03d}Z"
 
 
 def test_iso_string_outside_the_date_range_is_an_error() -> None:

@@ -9,6 +9,7 @@ model the way JavaScript stringifies it. Parsed YAML here is plain Python data:
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -27,6 +28,7 @@ class JsDate:
 
 
 MAX_DATE_MS = 8.64e15  # ECMAScript's time value range: ±100 000 000 days
+_YEAR_10000_MS = 253_402_300_800_000  # 10000-01-01T00:00:00Z: four-digit years below
 
 
 def _civil_from_days(days: int) -> tuple[int, int, int]:
@@ -49,6 +51,9 @@ def js_iso_string(ms: float) -> str:
     Raises:
         ValueError: outside the range of a JavaScript Date (JavaScript's RangeError).
     """
+    if 0 <= ms < _YEAR_10000_MS:  # every file's date: the C library's calendar
+        seconds, millis = divmod(int(ms), 1000)
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
     if not math.isfinite(ms) or abs(ms) > MAX_DATE_MS:
         raise ValueError(f"invalid time value: {ms!r}")
     t = int(ms)  # TimeClip truncates toward zero
