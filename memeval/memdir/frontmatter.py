@@ -51,12 +51,18 @@ _SIMPLE_LINES_RE = re.compile(
     r"^([a-zA-Z_-]+):" + JS_SPACE_CLASS.replace("\\n", "") + r"+([^\n\r\u2028\u2029]+)$",
     re.MULTILINE)
 # Characters that make a plain value risky in YAML, or a `: ` inside it.
-_SPECIAL_RE = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+_SPECIAL = r"[{}\[\]*&#!|>%@`]|: "
+_SPECIAL_RE = re.compile(_SPECIAL)
+# The lines of `_SIMPLE_LINES_RE` whose value holds one (a lookahead over the value):
+# the only lines `_quote_line` may change, so the others cost no call.
+_RISKY_LINES_RE = re.compile(
+    _SIMPLE_LINES_RE.pattern.replace(
+        "+([", rf"+(?=[^\n\r\u2028\u2029]*?(?:{_SPECIAL}))([", 1), re.MULTILINE)
 
 
 def quote_problematic_values(text: str) -> str:
     """Double-quote plain `key: value` lines whose value YAML would misread."""
-    return _SIMPLE_LINES_RE.sub(_quote_line, text)
+    return _RISKY_LINES_RE.sub(_quote_line, text)
 
 
 def _quote_line(m: re.Match[str]) -> str:

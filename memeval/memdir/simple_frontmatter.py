@@ -67,6 +67,10 @@ def _escaped(m: re.Match[str]) -> str:
 def _unescape(body: str) -> str | None:
     if "\\" not in body:
         return body
+    if body.count("\\") == body.count('\\"'):
+        # Only `\"` (what the retry's quoting writes): the body is a run of pairs, so
+        # no backslash before one of these is itself escaped.
+        return body.replace('\\"', '"')
     if _UNKNOWN_ESCAPE.search(body) is not None:
         return None
     return _ESCAPE.sub(_escaped, body)
