@@ -19,13 +19,13 @@ them back.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memeval.errors import MemevalError
+from memeval.jsonenc import encoder
 from memeval.judges.base import Judgement, MemoryVerdict
 from memeval.labels import memory_key
 from memeval.usage import Usage
@@ -210,8 +210,7 @@ def payload_hash(value: Any) -> str:
     return _hash_of(_canonical(value))
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+_canonical = encoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _hash_of(canonical: str) -> str:

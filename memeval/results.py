@@ -21,6 +21,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from memeval.errors import MemevalError
+from memeval.jsonenc import encoder
 from memeval.record import (
     READABLE_VERSIONS,
     PayloadStore,
@@ -225,8 +226,11 @@ def write_json(path: Path, data: Any) -> None:
                                        allow_nan=False) + "\n")
 
 
+_encode_line = encoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 def _dump(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, default=str, ensure_ascii=False).encode() + b"\n"
+    return _encode_line(obj).encode() + b"\n"
 
 
 class ResultsWriter:

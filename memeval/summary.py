@@ -38,8 +38,13 @@ PER_TURN_COLUMNS: tuple[str, ...] = tuple(
     if c not in ("relevant", "acceptable", "acceptable_selected", "duplicates"))
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})  # JSON as they are: most of a summary
+
+
 def clean(value: Any) -> Any:
     """JSON has no NaN or infinity: undefined numbers become null, numpy becomes Python."""
+    if type(value) in _PLAIN:
+        return value
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
@@ -395,3 +396,47 @@ def test_symlinks_out_of_a_memdir_are_refused(suite: Path, tmp_path: Path) -> No
     scenario = load(_write(suite, GOOD))
     assert scenario.project.files["inside.md"].content == \
         scenario.project.files["testing.md"].content
+
+
+def _walked(folder: Path) -> tuple[dict[str, bytes], list[str]]:
+    """What `_read_folder` gave when it was written on `os.walk`."""
+    found: dict[str, bytes] = {}
+    outside: list[str] = []
+    root = folder.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith("."):
+                continue
+            path = Path(dirpath) / name
+            relative = path.relative_to(folder).as_posix()
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                outside.append(relative)
+                continue
+            if path.is_file():
+                found[relative] = path.read_bytes()
+    return found, outside
+
+
+def test_a_from_folder_is_read_in_walk_order_with_its_links_judged(tmp_path: Path) -> None:
+    from memeval.scenarios.loader import _read_folder
+
+    folder = tmp_path / "shop"
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text("secret")
+    for name in ("b.md", "a.md", "z/y.md", "z/a/deep.md", "Z/upper.md", "m/x.md",
+                 ".hidden.md", ".git/config", "z/.hidden/k.md", "a-b.md"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(name)
+    (folder / "inside.md").symlink_to(folder / "a.md")
+    (folder / "leaves.md").symlink_to(elsewhere)
+    (folder / "dangling.md").symlink_to(folder / "nothing.md")
+    (folder / "linked-dir").symlink_to(folder / "z", target_is_directory=True)
+    os.mkfifo(folder / "pipe.md")
+    found, outside = _read_folder(folder)
+    walked, walked_outside = _walked(folder)
+    assert list(found.items()) == list(walked.items())  # the same files in the same order
+    assert outside == walked_outside
+    assert list(found)[:3] == ["a-b.md", "a.md", "b.md"] and "z/a/deep.md" in found
+    assert outside == ["leaves.md"] and found["inside.md"] == b"a.md"
+    assert not any(name.startswith(".") or "/." in name for name in found)

@@ -79,24 +79,54 @@ def _read_folder(folder: Path) -> tuple[dict[str, bytes], list[str]]:
 
     Hidden files are skipped; a symlink whose target is outside the folder is not
     read (a fixture bundle must not pull in files from elsewhere on the machine).
+    Files come in `os.walk`'s order (a folder's files by name, then its sub-folders
+    by name), from one listing per folder: no `stat` for a plain file.
     """
     found: dict[str, bytes] = {}
     outside: list[str] = []
     root = folder.resolve()
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        base = Path(dirpath)
-        for name in sorted(filenames):
+
+    def visit(path: str, prefix: str) -> None:
+        try:
+            with os.scandir(path) as listing:
+                entries = sorted(listing, key=_entry_name)
+        except OSError:
+            return  # as os.walk: a folder that cannot be listed is passed over
+        subfolders = []
+        for entry in entries:
+            name = entry.name
             if name.startswith("."):
                 continue
-            path = base / name
-            relative = path.relative_to(folder).as_posix()
-            if path.is_symlink() and not path.resolve().is_relative_to(root):
-                outside.append(relative)
+            if _is_dir(entry):
+                if not entry.is_symlink():  # a linked folder is not entered
+                    subfolders.append(entry)
                 continue
-            if path.is_file():
-                found[relative] = path.read_bytes()
+            relative = prefix + name
+            if entry.is_symlink():
+                linked = Path(entry.path)
+                if not linked.resolve().is_relative_to(root):
+                    outside.append(relative)
+                elif linked.is_file():
+                    found[relative] = linked.read_bytes()
+            elif entry.is_file():
+                with open(entry.path, "rb") as handle:
+                    found[relative] = handle.read()
+        for sub in subfolders:
+            visit(sub.path, f"{prefix}{sub.name}/")
+
+    visit(os.fspath(folder), "")
     return found, outside
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # as os.walk: an entry that cannot be checked is not a folder
+        return False
 
 
 @dataclass

@@ -1,0 +1,42 @@
+"""JSON encoders built once and reused, for the encodes a run makes per turn.
+
+`json.dumps` builds a new encoder on every call: with `sort_keys` or `separators` that
+is about half the cost of encoding a small mapping, and a run hashes and writes dozens
+of such mappings a turn. The text is exactly what `json.dumps` gives for the same
+options (a test holds them together); only circular references go unchecked, which
+JSON read back from rows and payloads cannot have.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from json import encoder as _std
+from typing import Any
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def encoder(*, sort_keys: bool = False, ensure_ascii: bool = True,
+            separators: tuple[str, str] = (", ", ": "),
+            default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
+    """`lambda value: json.dumps(value, **options)` for these options, built once."""
+    item_separator, key_separator = separators
+    make = getattr(_std, "c_make_encoder", None)
+    if make is None:  # an interpreter without the C accelerator
+        slow = json.JSONEncoder(sort_keys=sort_keys, ensure_ascii=ensure_ascii,
+                                separators=separators, default=default)
+        return slow.encode
+    encode_c = make(None, default or _refuse,
+                    _std.encode_basestring_ascii if ensure_ascii else _std.encode_basestring,
+                    None, key_separator, item_separator, sort_keys, False, True)
+    string = _std.encode_basestring_ascii if ensure_ascii else _std.encode_basestring
+
+    def encode(value: Any) -> str:
+        if isinstance(value, str):  # the C encoder takes containers and scalars alike,
+            return string(value)  # but a bare string is quicker this way
+        return "".join(encode_c(value, 0))
+
+    return encode

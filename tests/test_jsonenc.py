@@ -1,0 +1,50 @@
+"""The reused encoders write exactly what `json.dumps` writes with the same options."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memeval.jsonenc import encoder
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20)
+
+OPTIONS: list[dict[str, Any]] = [
+    {},
+    {"sort_keys": True, "ensure_ascii": False, "separators": (",", ":")},
+    {"sort_keys": True, "ensure_ascii": False, "default": str},
+]
+
+
+@pytest.mark.parametrize("options", OPTIONS)
+@given(value=json_values)
+def test_the_text_is_json_dumps_text(options: dict[str, Any], value: Any) -> None:
+    assert encoder(**options)(value) == json.dumps(value, **options)
+
+
+def test_an_unknown_type_is_refused_unless_a_default_converts_it() -> None:
+    with pytest.raises(TypeError, match="date is not JSON serializable"):
+        encoder()({"when": date(2026, 12, 4)})
+    assert encoder(default=str)({"when": date(2026, 12, 4)}) == '{"when": "2026-12-04"}'
+
+
+def test_non_finite_floats_are_written_as_json_dumps_writes_them() -> None:
+    value = [float("nan"), float("inf"), -float("inf")]
+    assert encoder()(value) == json.dumps(value) == "[NaN, Infinity, -Infinity]"
+
+
+def test_without_the_c_accelerator_the_text_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json.encoder as std
+
+    value = {"b": [1, 2.5, None], "a": "é"}
+    options = OPTIONS[1]
+    monkeypatch.setattr(std, "c_make_encoder", None)
+    assert encoder(**options)(value) == json.dumps(value, **options) == '{"a":"é","b":[1,2.5,null]}'
