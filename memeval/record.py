@@ -352,14 +352,25 @@ class Resolver:
         self._cache: OrderedDict[Any, Any] = OrderedDict()
 
     def memo(self, key: Any, build: Callable[[], Any]) -> Any:
-        try:
-            self._cache.move_to_end(key)
-            return self._cache[key]
-        except KeyError:
-            pass
-        value = self._cache[key] = build()
-        if len(self._cache) > self._size:
-            self._cache.popitem(last=False)
+        cache = self._cache
+        if key in cache:
+            cache.move_to_end(key)
+            return cache[key]
+        value = cache[key] = build()
+        if len(cache) > self._size:
+            cache.popitem(last=False)
+        return value
+
+    def _payload(self, digest: str) -> Any:
+        """The resolved payload `digest` names: `memo(digest, fetch)` without a closure
+        (a row resolves dozens; a list of references one per item)."""
+        cache = self._cache
+        if digest in cache:
+            cache.move_to_end(digest)
+            return cache[digest]
+        value = cache[digest] = self._fetch(digest)
+        if len(cache) > self._size:
+            cache.popitem(last=False)
         return value
 
     def _fetch(self, digest: str) -> Any:
@@ -369,18 +380,16 @@ class Resolver:
             raise MemevalError(f"payload {digest} is missing from payloads.jsonl; the run "
                                "folder is incomplete. Rerun the same command to repair it.") \
                 from None
-        if isinstance(raw, dict) and len(raw) == 1 and isinstance(raw.get(_REFS), str):
-            joined = raw[_REFS]
-            return [self.resolve({_REF: joined[i:i + _HASH_LEN]})
-                    for i in range(0, len(joined), _HASH_LEN)]
+        if type(raw) is dict and len(raw) == 1 and type(raw.get(_REFS)) is str:
+            joined, payload = raw[_REFS], self._payload
+            return [payload(joined[i:i + _HASH_LEN]) for i in range(0, len(joined), _HASH_LEN)]
         return self.resolve(raw)
 
     def resolve(self, value: Any) -> Any:
         """`value` with every reference in it (or in a list it is) replaced."""
-        if _is_ref(value):
-            digest = value[_REF]
-            return self.memo(digest, lambda: self._fetch(digest))
-        if isinstance(value, list) and any(_is_ref(v) for v in value):
+        if type(value) is dict:
+            return self._payload(value[_REF]) if len(value) == 1 and _REF in value else value
+        if type(value) is list and any(_is_ref(v) for v in value):
             return [self.resolve(v) for v in value]
         return value
 
