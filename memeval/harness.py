@@ -34,8 +34,12 @@ from memeval.selectors.base import Selector, reset_selector
 from memeval.selectors.baselines import OracleSelector
 from memeval.selectors.shuffle import ShuffledManifestSelector, unwrapped
 from memeval.session import Session, SurfacedRecord, TurnRecord
-from memeval.startup import StartupContext, StartupEnv, startup_context_for
-from memeval.startup.context import indexed_memories, normalize_memory_filename
+from memeval.startup import StartupContext, StartupEnv
+from memeval.startup.context import (
+    indexed_memories,
+    normalize_memory_filename,
+    startup_contexts_for,
+)
 
 T = TypeVar("T")
 
@@ -129,17 +133,14 @@ def startup_contexts(world: MaterializedScenario, scenario: Scenario,
     """The startup context in both modes: the session's own, and the index-only one
     that the phase-1 reachability question is asked of."""
     sandbox = world.root / "startup"
-    contexts = {}
-    for mode in ("index", "recall"):
-        env = StartupEnv(
-            cwd=world.cwd, config_home=sandbox / "config", memory_base=world.memory_base,
-            home=sandbox / "home", managed_dir=sandbox / "managed",
-            memory_dir=world.project_dir, recall_mode=mode == "recall",
-            walk_root=world.root,  # nothing above the materialized tree is read
-            auto_memory_enabled=bool(scenario.flags.get("auto_memory", True)),
-        )
-        contexts[mode] = startup_context_for(env, today=scenario.now.date())
-    return contexts
+    env = StartupEnv(
+        cwd=world.cwd, config_home=sandbox / "config", memory_base=world.memory_base,
+        home=sandbox / "home", managed_dir=sandbox / "managed",
+        memory_dir=world.project_dir,
+        walk_root=world.root,  # nothing above the materialized tree is read
+        auto_memory_enabled=bool(scenario.flags.get("auto_memory", True)),
+    )
+    return dict(startup_contexts_for(env, ("index", "recall"), today=scenario.now.date()))
 
 
 def phase1_reachability(turn: Turn, indexed: frozenset[str]) -> dict[str, bool]:

@@ -118,3 +118,29 @@ def test_build_user_context_end_to_end(tmp_path: Path) -> None:
     context = startup_context_for(env, today=TODAY)
     assert context.message() == {"role": "user", "content": text}
     assert context.memory_dir == memdir
+
+
+@pytest.mark.parametrize("name", ["bundled", "recall"])
+def test_both_modes_from_one_discovery_equal_each_mode_alone(name: str, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from memeval.harness import startup_contexts
+    from memeval.run_config import bundled_fixtures_dir
+    from memeval.scenarios import load, materialize
+
+    paths = sorted((bundled_fixtures_dir() / "scenarios").glob("*.yaml"))
+    scenario = load(paths[0] if name == "bundled" else next(
+        p for p in paths if "mode: recall" in p.read_text(encoding="utf-8")))
+    world = materialize(scenario, tmp_path)
+    both = startup_contexts(world, scenario)
+    sandbox = world.root / "startup"
+    env = StartupEnv(cwd=world.cwd, config_home=sandbox / "config",
+                     memory_base=world.memory_base, home=sandbox / "home",
+                     managed_dir=sandbox / "managed", memory_dir=world.project_dir,
+                     walk_root=world.root,
+                     auto_memory_enabled=bool(scenario.flags.get("auto_memory", True)))
+    for mode in ("index", "recall"):
+        alone = startup_context_for(replace(env, recall_mode=mode == "recall"),
+                                    today=scenario.now.date())
+        assert both[mode] == alone
+    assert both["index"].text != both["recall"].text  # the modes do differ in the text

@@ -63,14 +63,26 @@ def startup_context_for(
         today: the session date (default: today in UTC).
         templates: a folder overriding the prose templates.
     """
+    return startup_contexts_for(env, (env.mode,), today=today, templates=templates)[env.mode]
+
+
+def startup_contexts_for(
+    env: StartupEnv, modes: tuple[Mode, ...], *, today: dt.date | None = None,
+    templates: Path | None = None,
+) -> dict[Mode, StartupContext]:
+    """`startup_context_for` in each of `modes`, from one discovery: which files load
+    does not depend on the mode, only what the text keeps of them (`env.recall_mode`
+    is ignored here)."""
     today = today or dt.datetime.now(dt.UTC).date()
     found = discover(env)
-    mode: Mode = env.mode  # type: ignore[assignment]
-    claude_md = render_claude_md(found.files, mode, templates=templates)
-    text = render_user_context(claude_md, today, templates=templates)
-    return StartupContext(
-        mode, found.files, found.conditional, found.memory_dir, claude_md, text, today
-    )
+    contexts = {}
+    for mode in modes:
+        claude_md = render_claude_md(found.files, mode, templates=templates)
+        text = render_user_context(claude_md, today, templates=templates)
+        contexts[mode] = StartupContext(
+            mode, found.files, found.conditional, found.memory_dir, claude_md, text, today
+        )
+    return contexts
 
 
 def build_user_context(env: StartupEnv, *, today: dt.date, templates: Path | None = None) -> str:
