@@ -68,6 +68,8 @@ class Sizes:
         overhead_turns: two turn counts; per-turn cost is the slope between them, so
             fixed start-up costs of either harness cancel.
         overhead_files: memory files in the overhead scenario's memdir.
+        overhead_rounds: timed runs of each length on each side, taking turns; the
+            fastest of each is kept (noise from elsewhere on the machine only adds).
         against_inspect: also time inspect_ai (when installed) for the overhead ratio.
         concurrency_levels: units in flight for the concurrency benchmark.
         concurrency_waves: the shorter run's turns per level, in multiples of the level
@@ -86,6 +88,7 @@ class Sizes:
     scan_repeats: int = 5
     overhead_turns: tuple[int, int] = (100, 500)
     overhead_files: int = 20
+    overhead_rounds: int = 3
     against_inspect: bool = True
     concurrency_levels: tuple[int, ...] = (1, 4, 16, 64)
     concurrency_waves: int = 2
@@ -107,6 +110,7 @@ QUICK = Sizes(scan_files=(200, 1_000, 2_000), scan_repeats=3, overhead_turns=(50
 # The smoke test's sizes: every code path, no meaningful timings.
 # inspect_ai is left out: its fixed start-up alone would be most of the test's time.
 TINY = Sizes(scan_files=(5, 10), scan_repeats=1, overhead_turns=(2, 4), overhead_files=5,
+             overhead_rounds=1,
              against_inspect=False,
              concurrency_levels=(1, 2), concurrency_waves=1, latency_s=0.01,
              cache_sessions=2, cache_turns=1, cost_files=10, cost_queries=3,

@@ -283,3 +283,33 @@ def test_the_cycle_collector_is_paused_only_while_rows_are_read_back() -> None:
     with pytest.raises(ValueError), collector_paused():
         raise ValueError
     assert gc.isenabled()
+
+
+def test_the_heap_before_a_run_is_frozen_while_it_runs_and_given_back(
+        tmp_path, scenario_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    import memeval.evaluate as evaluate_module
+
+    seen: list[int] = []
+    real = evaluate_module.finish_run
+
+    def spy(*args, **kwargs):
+        seen.append(gc.get_freeze_count())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(evaluate_module, "finish_run", spy)
+    before = gc.get_freeze_count()
+    evaluate(_config(scenario_path), tmp_path / "run", progress=False)
+    assert seen and seen[0] > before  # what existed before the run is out of the collector's way
+    assert gc.get_freeze_count() == 0  # and back in it afterwards
+    with pytest.raises(MemevalError):  # a run that fails gives it back too
+        evaluate(_config(tmp_path / "none.yaml"), tmp_path / "failed", progress=False)
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # a process that freezes its own heap keeps it frozen
+    try:
+        frozen = gc.get_freeze_count()
+        evaluate(_config(scenario_path), tmp_path / "run2", progress=False)
+        assert gc.get_freeze_count() > frozen // 2  # not unfrozen (freed ones leave it)
+    finally:
+        gc.unfreeze()

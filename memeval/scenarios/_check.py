@@ -161,10 +161,13 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_:-]+")
+
+
 def join(field: str, key: str) -> str:
     if not key.isprintable():  # a NUL or control character must not reach the terminal
         key = key.encode("unicode_escape").decode("ascii")
-    part = key if re.fullmatch(r"[A-Za-z0-9_:-]+", key) else f"[{key}]"
+    part = key if _PLAIN_KEY.fullmatch(key) else f"[{key}]"
     if not field:
         return part
     return f"{field}{part}" if part.startswith("[") else f"{field}.{part}"
