@@ -369,15 +369,16 @@ def iso_timestamp(mtime_ms: float) -> str:
     return js_iso_string(mtime_ms)
 
 
+_TAGS: dict[MemoryType | None, str] = {None: "", **{t: f"[{t.value}] " for t in MemoryType}}
+
+
 def format_manifest_line(header: MemoryHeader) -> str:
     """`- [<type>] <filename> (<iso>): <description>`, optional parts omitted."""
-    tag = f"[{header.type.value}] " if header.type is not None else ""
-    line = f"- {tag}{header.filename} ({iso_timestamp(header.mtime_ms)})"
-    if header.description is not None:
-        line += f": {header.description}"
-    return line
+    line = f"- {_TAGS[header.type]}{header.filename} ({js_iso_string(header.mtime_ms)})"
+    description = header.description
+    return line if description is None else f"{line}: {description}"
 
 
 def format_memory_manifest(headers: Iterable[MemoryHeader]) -> str:
     """One line per header, in the given order, joined by `\\n`."""
-    return "\n".join(format_manifest_line(h) for h in headers)
+    return "\n".join(map(format_manifest_line, headers))
