@@ -261,3 +261,21 @@ def test_a_turn_already_on_disk_is_not_written_again(tmp_path):
     assert [(r["unit_start"], r["unit_size"]) for r in stored[2:]] == [(2, 2), (2, 2)]
     with ResultsWriter(tmp_path) as writer:  # and the folder reads as complete
         assert len(writer.completed_turns()) == 4
+
+
+def test_summary_records_are_pandas_records_cleaned() -> None:
+    """The summary's tables read whole columns; what they hold is what pandas' own
+    records give after `clean` (NaN to null, numpy to Python), in the same key order."""
+    import json
+
+    from memeval.metrics import aggregate, score_results
+    from memeval.summary import _records, clean
+    from memeval.testing.synthetic import synthetic_rows
+
+    frame = score_results(synthetic_rows(turns=12, judges=("gold", "claude"), hostile=True,
+                                         turns_per_scenario=4))
+    for table in (frame, aggregate(frame, by=["selector", "judge", "category"])):
+        expected = clean(table.to_dict(orient="records"))
+        got = _records(table)
+        assert json.dumps(got) == json.dumps(expected)  # same values, types and order
+        assert any(value is None for row in got for value in row.values())  # NaN was there
