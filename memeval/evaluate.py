@@ -302,7 +302,9 @@ def heap_frozen() -> Iterator[None]:
     keeps) out of the cycle collector's sight while the run lasts: a full collection
     otherwise rescans every object of pandas, numpy and the model SDKs (tens of
     milliseconds, a few times a run) for garbage that is not there. Given back after;
-    a process that froze its heap itself is left as it is."""
+    a process that froze its heap itself is left as it is. The freeze is the
+    process's: runs in several threads at once share one, the first to end thaws it
+    (their results are the same either way, only the collector's work differs)."""
     if gc.get_freeze_count():
         yield
         return

@@ -3,8 +3,8 @@
 `json.dumps` builds a new encoder on every call: with `sort_keys` or `separators` that
 is about half the cost of encoding a small mapping, and a run hashes and writes dozens
 of such mappings a turn. The text is exactly what `json.dumps` gives for the same
-options (a test holds them together); only circular references go unchecked, which
-JSON read back from rows and payloads cannot have.
+options (a test holds them together); only circular references go unchecked (a
+RecursionError rather than json's ValueError), which rows and payloads cannot have.
 """
 
 from __future__ import annotations
@@ -29,10 +29,9 @@ def encoder(*, sort_keys: bool = False, ensure_ascii: bool = True,
         slow = json.JSONEncoder(sort_keys=sort_keys, ensure_ascii=ensure_ascii,
                                 separators=separators, default=default)
         return slow.encode
-    encode_c = make(None, default or _refuse,
-                    _std.encode_basestring_ascii if ensure_ascii else _std.encode_basestring,
-                    None, key_separator, item_separator, sort_keys, False, True)
     string = _std.encode_basestring_ascii if ensure_ascii else _std.encode_basestring
+    encode_c = make(None, default or _refuse, string, None, key_separator, item_separator,
+                    sort_keys, False, True)
 
     def encode(value: Any) -> str:
         if isinstance(value, str):  # the C encoder takes containers and scalars alike,

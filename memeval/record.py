@@ -351,24 +351,14 @@ class Resolver:
         self._size = size
         self._cache: OrderedDict[Any, Any] = OrderedDict()
 
-    def memo(self, key: Any, build: Callable[[], Any]) -> Any:
+    def memo(self, key: Any, build: Callable[..., Any], *args: Any) -> Any:
+        """`build(*args)`, kept under `key` (args rather than a closure: a row
+        resolves dozens of payloads, a list of references one per item)."""
         cache = self._cache
         if key in cache:
             cache.move_to_end(key)
             return cache[key]
-        value = cache[key] = build()
-        if len(cache) > self._size:
-            cache.popitem(last=False)
-        return value
-
-    def _payload(self, digest: str) -> Any:
-        """The resolved payload `digest` names: `memo(digest, fetch)` without a closure
-        (a row resolves dozens; a list of references one per item)."""
-        cache = self._cache
-        if digest in cache:
-            cache.move_to_end(digest)
-            return cache[digest]
-        value = cache[digest] = self._fetch(digest)
+        value = cache[key] = build(*args)
         if len(cache) > self._size:
             cache.popitem(last=False)
         return value
@@ -380,16 +370,18 @@ class Resolver:
             raise MemevalError(f"payload {digest} is missing from payloads.jsonl; the run "
                                "folder is incomplete. Rerun the same command to repair it.") \
                 from None
-        if type(raw) is dict and len(raw) == 1 and type(raw.get(_REFS)) is str:
-            joined, payload = raw[_REFS], self._payload
-            return [payload(joined[i:i + _HASH_LEN]) for i in range(0, len(joined), _HASH_LEN)]
+        if isinstance(raw, dict) and len(raw) == 1 and isinstance(raw.get(_REFS), str):
+            joined, memo, fetch = raw[_REFS], self.memo, self._fetch
+            return [memo(d, fetch, d) for d in
+                    (joined[i:i + _HASH_LEN] for i in range(0, len(joined), _HASH_LEN))]
         return self.resolve(raw)
 
     def resolve(self, value: Any) -> Any:
         """`value` with every reference in it (or in a list it is) replaced."""
-        if type(value) is dict:
-            return self._payload(value[_REF]) if len(value) == 1 and _REF in value else value
-        if type(value) is list and any(_is_ref(v) for v in value):
+        if _is_ref(value):
+            digest = value[_REF]
+            return self.memo(digest, self._fetch, digest)
+        if isinstance(value, list) and any(_is_ref(v) for v in value):
             return [self.resolve(v) for v in value]
         return value
 

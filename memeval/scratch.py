@@ -13,8 +13,8 @@ folder (made if missing); a temporary folder the user chose (`TMPDIR`, `TEMP` or
 
 from __future__ import annotations
 
+import mmap
 import os
-import resource
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,7 +27,7 @@ RAM_FOLDER = Path("/dev/shm")
 _TEMP_ENV = ("TMPDIR", "TEMP", "TMP")  # where `tempfile` looks, in its order
 RAM_BUDGET = 256 * 2**20  # bytes of memory all worlds of a run may take at most ...
 RAM_SHARE = 0.5  # ... and at most this share of the folder's free space
-_PAGE = resource.getpagesize()  # a file in memory takes whole pages
+_PAGE = mmap.PAGESIZE  # a file in memory takes whole pages
 _PER_WORLD = 64 * _PAGE  # folders, the startup sandbox, MEMORY.md
 
 

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from memeval.judges.agreement import agreement
@@ -58,7 +59,11 @@ def clean(value: Any) -> Any:
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """`clean(frame.to_dict(orient="records"))`, from whole columns (`tolist` gives
-    Python values at C speed; pandas boxes each cell on its own)."""
+    Python values at C speed; pandas boxes each cell on its own). Tables of numpy
+    columns only: pandas' nullable types, repeated or no columns take its own path."""
+    if frame.columns.empty or not frame.columns.is_unique or not all(
+            isinstance(dtype, np.dtype) for dtype in frame.dtypes):
+        return clean(frame.to_dict(orient="records"))
     names = [str(c) for c in frame.columns]
     columns = [frame[c].tolist() for c in frame.columns]
     return [clean(dict(zip(names, row, strict=True))) for row in zip(*columns, strict=True)]

@@ -130,3 +130,16 @@ def test_iso_strings_follow_the_proleptic_calendar(ms: float) -> None:
 def test_iso_string_outside_the_date_range_is_an_error() -> None:
     with pytest.raises(ValueError, match="invalid time value"):
         js_iso_string(8.64e15 + 1)
+
+
+def test_iso_strings_ignore_a_leap_second_time_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Under a `right/` zone the C library counts leap seconds (27 by 2026); Date does not.
+    import time
+
+    monkeypatch.setenv("TZ", "right/UTC")
+    time.tzset()
+    try:
+        assert js_iso_string(1767225600000) == "2026-01-01T00:00:00.000Z"
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -31,3 +31,15 @@ def test_a_list_is_stored_under_the_hashes_of_its_items(values: list) -> None:
         assert pending[payload_hash(value)] == value
     assert store.refs(values) == {"$": payload_hash({"$*": expected})}
     assert store.pending() == {}  # nothing is stored twice
+
+
+def test_a_reference_in_any_mapping_resolves() -> None:
+    from collections import OrderedDict
+
+    from memeval.record import Resolver, payload_hash
+
+    digest = payload_hash(["line a", "line b"])
+    resolver = Resolver({digest: ["line a", "line b"]})
+    assert resolver.resolve({"$": digest}) == ["line a", "line b"]
+    assert resolver.resolve(OrderedDict({"$": digest})) == ["line a", "line b"]
+    assert resolver.resolve([OrderedDict({"$": digest})]) == [["line a", "line b"]]

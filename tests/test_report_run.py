@@ -355,3 +355,29 @@ def test_finishing_a_run_reads_its_rows_once_and_writes_what_two_reads_would(
     assert once == again
     assert len(once["turns"]) == len(read_results(hostile_run)) > 0
     assert {j["name"] for view in once["turns"] for j in view["j"]} == {"gold", "claude"}
+
+
+def test_the_main_judges_strings_enter_the_table_first_on_every_turn() -> None:
+    """Views are built in one pass before the summary names the main judge; they put
+    its strings first as the two-pass build did, also on a turn where the label judge
+    states no labels (an unlabelled turn) and a model judge sorts before it."""
+    from dataclasses import replace
+
+    from memeval.judges.base import MemoryVerdict
+    from memeval.report._turns import TurnViews
+    from memeval.testing.synthetic import synthetic_rows
+
+    rows = synthetic_rows(turns=2, selectors=("bm25",), judges=("gold", "claude"))
+    for index, row in enumerate(rows):
+        judgements = {name: replace(j, verdicts=(MemoryVerdict("x.md", "relevant",
+                                                               f"{name} reason {index}"),))
+                      for name, j in row.judgements.items()}
+        if index == 1:  # unlabelled: the gold judge states no labels on this turn
+            judgements["gold"] = replace(judgements["gold"], relevant=None)
+        rows[index] = replace(row, judgements=judgements)
+    views = TurnViews()
+    for row in rows:
+        views.add(row)
+    strings = views.tables.strings.items
+    for index in range(2):
+        assert strings.index(f"gold reason {index}") < strings.index(f"claude reason {index}")

@@ -279,3 +279,19 @@ def test_summary_records_are_pandas_records_cleaned() -> None:
         got = _records(table)
         assert json.dumps(got) == json.dumps(expected)  # same values, types and order
         assert any(value is None for row in got for value in row.values())  # NaN was there
+
+
+@pytest.mark.filterwarnings("ignore:DataFrame columns are not unique")
+def test_summary_records_of_unusual_tables_are_pandas_own() -> None:
+    import json
+
+    import pandas as pd
+
+    from memeval.summary import _records, clean
+
+    nullable = pd.DataFrame({"n": pd.array([1, None], dtype="Int64"), "x": [0.5, None]})
+    repeated = pd.DataFrame([[1, 2]], columns=["a", "a"])
+    no_columns = pd.DataFrame(index=[0, 1])
+    for table in (nullable, repeated, no_columns):
+        expected = clean(table.to_dict(orient="records"))
+        assert json.dumps(_records(table), default=repr) == json.dumps(expected, default=repr)

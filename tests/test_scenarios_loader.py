@@ -440,3 +440,16 @@ def test_a_from_folder_is_read_in_walk_order_with_its_links_judged(tmp_path: Pat
     assert list(found)[:3] == ["a-b.md", "a.md", "b.md"] and "z/a/deep.md" in found
     assert outside == ["leaves.md"] and found["inside.md"] == b"a.md"
     assert not any(name.startswith(".") or "/." in name for name in found)
+
+
+def test_a_deeply_nested_from_folder_is_read_without_recursion(tmp_path: Path) -> None:
+    from memeval.scenarios.loader import _read_folder
+
+    deep = tmp_path / "shop"
+    deep.mkdir()
+    for _ in range(1200):  # one at a time: pathlib's own mkdir would recurse as deep
+        deep = deep / "d"
+        os.mkdir(deep)
+    (deep / "bottom.md").write_text("x")
+    found, _ = _read_folder(tmp_path / "shop")
+    assert list(found) == ["d/" * 1200 + "bottom.md"]

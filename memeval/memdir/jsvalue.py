@@ -8,8 +8,8 @@ model the way JavaScript stringifies it. Parsed YAML here is plain Python data:
 
 from __future__ import annotations
 
+import functools
 import math
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -46,24 +46,25 @@ def _civil_from_days(days: int) -> tuple[int, int, int]:
 
 def js_iso_string(ms: float) -> str:
     """`new Date(ms).toISOString()`: whole milliseconds truncated toward zero, UTC,
-    six-digit signed years outside 0000-9999.
+    six-digit signed years outside 0000-9999. Pure arithmetic: the C library's
+    calendar would count leap seconds under a `right/` time zone.
 
     Raises:
         ValueError: outside the range of a JavaScript Date (JavaScript's RangeError).
     """
-    if 0 <= ms < _YEAR_10000_MS:  # every file's date: the C library's calendar
-        seconds, millis = divmod(int(ms), 1000)
-        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
-    if not math.isfinite(ms) or abs(ms) > MAX_DATE_MS:
+    if not 0 <= ms < _YEAR_10000_MS and (not math.isfinite(ms) or abs(ms) > MAX_DATE_MS):
         raise ValueError(f"invalid time value: {ms!r}")
-    t = int(ms)  # TimeClip truncates toward zero
-    days, rest = divmod(t, 86_400_000)
+    days, rest = divmod(int(ms), 86_400_000)  # int() truncates toward zero, as TimeClip
+    return (f"{_iso_date(days)}T{rest // 3_600_000:02d}:{rest // 60_000 % 60:02d}:"
+            f"{rest // 1000 % 60:02d}.{rest % 1000:03d}Z")
+
+
+@functools.lru_cache(maxsize=4096)
+def _iso_date(days: int) -> str:
+    """`YYYY-MM-DD` of a day count from 1970-01-01 (a memdir's files share few days)."""
     year, month, day = _civil_from_days(days)
-    hours, rest = divmod(rest, 3_600_000)
-    minutes, rest = divmod(rest, 60_000)
-    seconds, millis = divmod(rest, 1000)
     y = f"{year:04d}" if 0 <= year <= 9999 else f"{'+' if year > 0 else '-'}{abs(year):06d}"
-    return f"{y}-{month:02d}-{day:02d}T{hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}Z"
+    return f"{y}-{month:02d}-{day:02d}"
 
 
 class JsMap(dict):  # type: ignore[type-arg]

@@ -234,6 +234,7 @@ class TurnViews:
                  manifests: ListTable | None = None) -> None:
         self.tables = _Tables(strings or StringTable(), entries or StringTable(), manifests)
         self._views: list[dict[str, Any]] = []
+        self._main: str | None = None  # the first label judge met, as the summary picks
         # Per view, what its scores are joined with: the row's key, the turn's own errors,
         # whether it was discarded or skipped, and each judge's evidence.
         self._open: list[tuple[tuple[str, str, str, int], list[str], bool, str | None,
@@ -245,11 +246,16 @@ class TurnViews:
     def add(self, result: TurnResult) -> None:
         """One row's view, all but what depends on the scores."""
         record, strings = result.record, self.tables.strings
-        # The judges' strings enter the table first, the likely main judge (a label
-        # judge) leading, as when views were built after the summary: same page bytes.
+        # The judges' strings enter the table first, the main judge leading, as when
+        # views were built after the summary (same page bytes). The main judge is the
+        # summary's: the first label judge met, else the first name (see `finish`).
         judgements = result.judgements
-        evidence = {name: _judge_evidence(judgements[name], strings) for name in
-                    sorted(judgements, key=lambda j: (judgements[j].relevant is None, j))}
+        if self._main is None:
+            self._main = next((n for n, j in judgements.items() if j.relevant is not None),
+                              None)
+        main = self._main
+        evidence = {name: _judge_evidence(judgements[name], strings)
+                    for name in sorted(judgements, key=lambda j: (j != main, j))}
         self._views.append({
             "id": 0,
             "sc": result.scenario, "t": result.turn_id, "ti": result.turn_index,

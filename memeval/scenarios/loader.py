@@ -86,12 +86,15 @@ def _read_folder(folder: Path) -> tuple[dict[str, bytes], list[str]]:
     outside: list[str] = []
     root = folder.resolve()
 
-    def visit(path: str, prefix: str) -> None:
+    # Depth first, a folder's sub-folders in name order: a stack of those still to read.
+    stack = [(os.fspath(folder), "")]
+    while stack:
+        path, prefix = stack.pop()
         try:
             with os.scandir(path) as listing:
                 entries = sorted(listing, key=_entry_name)
         except OSError:
-            return  # as os.walk: a folder that cannot be listed is passed over
+            continue  # as os.walk: a folder that cannot be listed is passed over
         subfolders = []
         for entry in entries:
             name = entry.name
@@ -99,7 +102,7 @@ def _read_folder(folder: Path) -> tuple[dict[str, bytes], list[str]]:
                 continue
             if _is_dir(entry):
                 if not entry.is_symlink():  # a linked folder is not entered
-                    subfolders.append(entry)
+                    subfolders.append((entry.path, f"{prefix}{name}/"))
                 continue
             relative = prefix + name
             if entry.is_symlink():
@@ -111,10 +114,7 @@ def _read_folder(folder: Path) -> tuple[dict[str, bytes], list[str]]:
             elif entry.is_file():
                 with open(entry.path, "rb") as handle:
                     found[relative] = handle.read()
-        for sub in subfolders:
-            visit(sub.path, f"{prefix}{sub.name}/")
-
-    visit(os.fspath(folder), "")
+        stack += reversed(subfolders)
     return found, outside
 
 
