@@ -215,9 +215,12 @@ def _yaml_figures(ctx: Context) -> list[Figure]:
         ctx.log(f"scan: generating a YAML-heavy memdir of {files} files")
         memdir = make_yaml_memdir(ctx.workdir, files)
         floor(memdir)
+        # Thrice the rounds: each takes milliseconds, and the ratio of two short
+        # minima is what a burst of load elsewhere moves most.
         times = interleaved({"floor": lambda m=memdir: floor(m),
                              "cold": lambda m=memdir: ours(m)},
-                            ctx.sizes.scan_repeats, before={"cold": _load_mapping.cache_clear})
+                            3 * ctx.sizes.scan_repeats,
+                            before={"cold": _load_mapping.cache_clear})
         figures += [
             Figure(f"scan.yaml.{files}.cold", times["cold"] * 1e3, "ms",
                    note="first scan + manifest, YAML-heavy frontmatter"),
