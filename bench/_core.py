@@ -10,6 +10,7 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -136,6 +137,26 @@ def best_time(fn: Callable[[], object], repeats: int, *,
         fn()
         best = min(best, time.perf_counter() - started)
     return best
+
+
+def in_subprocess(function: str, *args: object) -> Any:
+    """`bench.<module>.<name>(*args)` run in a fresh interpreter, its JSON result.
+
+    For figures a process's past would skew: peak RSS is a per-process high-water
+    mark, and timings carry the heap and threads of whatever ran before them.
+    The arguments reach the function as strings.
+    """
+    module, name = function.rsplit(".", 1)
+    code = (f"import json, sys; from {module} import {name}; "
+            f"print(json.dumps({name}(*sys.argv[1:])))")
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-c", code, *map(str, args)],
+                          capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{function} failed in its subprocess:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def ratio(numerator: float, denominator: float) -> float:

@@ -11,15 +11,12 @@ only their compact tables).
 
 from __future__ import annotations
 
-import json
-import os
 import resource
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from bench._core import Context, Figure, generated_suite
+from bench._core import Context, Figure, generated_suite, in_subprocess
 
 TARGET_MB_PER_1000 = 1.0  # flat, within allocator noise
 TURNS_PER_SESSION = 10
@@ -43,7 +40,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale / 2**20
 
 
-def child(suite: str, run_dir: str, repeats: int) -> dict[str, Any]:
+def child(suite: str, run_dir: str, repeats: int | str) -> dict[str, Any]:
     """Run the evaluation in this process and report its peaks (called in a subprocess)."""
     from memeval.evaluate import evaluate, finish_run
     from memeval.run_config import RunConfig
@@ -55,7 +52,7 @@ def child(suite: str, run_dir: str, repeats: int) -> dict[str, Any]:
         return finish_run(path, extra)
 
     config = RunConfig(scenarios=(suite,), selectors=("oracle",), judges=("gold",),
-                       concurrency=2, repeats=repeats)
+                       concurrency=2, repeats=int(repeats))
     outcome = evaluate(config, Path(run_dir), progress=False, finish=summarize)
     peaks["total"] = peak_rss_mb()
     peaks["rows"] = outcome.rows
@@ -63,17 +60,9 @@ def child(suite: str, run_dir: str, repeats: int) -> dict[str, Any]:
 
 
 def measure(ctx: Context, suite: Path, repeats: int) -> dict[str, Any]:
-    code = ("import json, sys; from bench.memory import child; "
-            "print(json.dumps(child(sys.argv[1], sys.argv[2], int(sys.argv[3]))))")
-    root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
-    done = subprocess.run([sys.executable, "-c", code, str(suite),
-                           str(ctx.workdir / f"run-x{repeats}"), str(repeats)],
-                          capture_output=True, text=True, env=env, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"memory child (repeats {repeats}) failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    peaks: dict[str, Any] = in_subprocess("bench.memory.child", suite,
+                                          ctx.workdir / f"run-x{repeats}", repeats)
+    return peaks
 
 
 def run(ctx: Context) -> list[Figure]:

@@ -11,7 +11,8 @@ mock output carries its own usage: without it the mock model counts tokens with
 tiktoken, which downloads its encodings and fails offline.
 
 Per-turn cost is the slope between two run lengths, so the fixed start-up of each
-harness (imports, log setup, summary of an empty run) cancels out. memeval's turn
+harness (imports, log setup, summary of an empty run) cancels out. Each side runs in
+its own fresh interpreter, 3 rounds of both lengths, the best of each kept. memeval's turn
 is split in two: the time inside `Session.turn` (the system under test: scan,
 manifest, selection, surfacing reads, which inspect_ai's task does not do) and the
 rest, the harness proper (materializing the memdir, startup context, judging, rows,
@@ -23,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import memeval.harness
-from bench._core import Context, Figure, generated_suite, ratio
+from bench._core import Context, Figure, Sizes, generated_suite, in_subprocess, ratio
 from memeval.evaluate import evaluate
 from memeval.memdir import format_memory_manifest, scan_memory_files
 from memeval.run_config import RunConfig
@@ -122,63 +124,84 @@ def time_inspect(ctx: Context, samples: list[tuple[str, str]], label: str) -> fl
     return elapsed
 
 
+def memeval_side(workdir: str, small: str, large: str, files: str,
+                 rounds: str) -> dict[str, dict[str, float]]:
+    """memeval's runs of both lengths, in a fresh process (see `run`): per length the
+    best wall, in-session and harness seconds of `rounds` runs, and the rows."""
+    ctx = _child_context(workdir, small, large, files, rounds)
+    suites = {n: _suite(ctx, n) for n in ctx.sizes.overhead_turns}
+    time_memeval(ctx, _suite(ctx, 1), "warm-up")  # imports and caches the slope must not see
+    best = {n: {"wall": math.inf, "session": math.inf, "harness": math.inf, "rows": 0.0}
+            for n in suites}
+    # Rounds take turns between the lengths, so a burst of load elsewhere on the
+    # machine does not land on one of them.
+    for round_ in range(ctx.sizes.overhead_rounds):
+        for n, suite in suites.items():
+            wall, in_session, rows = time_memeval(ctx, suite, f"{n}-{round_}")
+            figures = best[n]
+            figures.update(wall=min(figures["wall"], wall),
+                           session=min(figures["session"], in_session),
+                           harness=min(figures["harness"], wall - in_session), rows=rows)
+    return {str(n): figures for n, figures in best.items()}
+
+
+def inspect_side(workdir: str, small: str, large: str, files: str,
+                 rounds: str) -> dict[str, dict[str, float]]:
+    """inspect_ai's runs of the same turns as samples, in a fresh process: per length
+    the best wall seconds of `rounds` runs, and the samples."""
+    ctx = _child_context(workdir, small, large, files, rounds)
+    samples = {n: side_queries(_suite(ctx, n)) for n in ctx.sizes.overhead_turns}
+    time_inspect(ctx, side_queries(_suite(ctx, 1))[:1], "warm-up")
+    best = {n: {"wall": math.inf, "samples": float(len(items))} for n, items in samples.items()}
+    for round_ in range(ctx.sizes.overhead_rounds):
+        for n, items in samples.items():
+            best[n]["wall"] = min(best[n]["wall"], time_inspect(ctx, items, f"{n}-{round_}"))
+    return {str(n): figures for n, figures in best.items()}
+
+
+def _child_context(workdir: str, small: str, large: str, files: str, rounds: str) -> Context:
+    sizes = Sizes(overhead_turns=(int(small), int(large)), overhead_files=int(files),
+                  overhead_rounds=max(1, int(rounds)))
+    return Context(sizes=sizes, workdir=Path(workdir))
+
+
 def run(ctx: Context) -> list[Figure]:
     small, large = ctx.sizes.overhead_turns
-    suites = {n: _suite(ctx, n) for n in (small, large)}
-    inspect = ctx.sizes.against_inspect and _has_inspect()
-    samples = {n: side_queries(suite) for n, suite in suites.items()} if inspect else {}
-    # A first run of each pays for imports and caches that the slope must not see.
-    time_memeval(ctx, _suite(ctx, 1), "warm-up")
-    # Rounds take turns between the lengths and each keeps its fastest run, so a burst
-    # of load from elsewhere on the machine does not land on one of them. memeval runs
-    # before inspect_ai is imported: its threads and heap would slow whatever runs
-    # after it in this process (either side, were the order reversed).
-    rounds = range(max(1, ctx.sizes.overhead_rounds))
-    times = dict.fromkeys(suites, float("inf"))
-    session = dict.fromkeys(suites, float("inf"))
-    harness = dict.fromkeys(suites, float("inf"))
-    rows: dict[int, int] = {}
-    for round_ in rounds:
-        for n, suite in suites.items():
-            ctx.log(f"overhead: round {round_ + 1}, memeval, {n} turns")
-            elapsed, in_session, rows[n] = time_memeval(ctx, suite, f"{n}-{round_}")
-            times[n] = min(times[n], elapsed)
-            session[n] = min(session[n], in_session)
-            harness[n] = min(harness[n], elapsed - in_session)
-    inspect_times = dict.fromkeys(suites, float("inf"))
-    if inspect:
-        time_inspect(ctx, side_queries(_suite(ctx, 1))[:1], "warm-up")
-        for round_ in rounds:
-            for n in suites:
-                ctx.log(f"overhead: round {round_ + 1}, inspect_ai, {len(samples[n])} samples")
-                inspect_times[n] = min(inspect_times[n],
-                                       time_inspect(ctx, samples[n], f"{n}-{round_}"))
-    turns = rows[large] - rows[small]
-    per_turn = ratio(times[large] - times[small], turns)
-    session_per_turn = ratio(session[large] - session[small], turns)
-    harness_per_turn = ratio(harness[large] - harness[small], turns)
+    rounds = max(1, ctx.sizes.overhead_rounds)
+    args = (ctx.workdir, small, large, ctx.sizes.overhead_files, rounds)
+    # Each side in a fresh interpreter: a process's past (the benchmarks before this
+    # one, or the other side's threads and heap) slowed whichever side ran second.
+    ctx.log(f"overhead: memeval, {small} and {large} turns, best of {rounds}, in a subprocess")
+    ours = {int(n): v for n, v in in_subprocess("bench.overhead.memeval_side", *args).items()}
+    turns = ours[large]["rows"] - ours[small]["rows"]
+
+    def slope(side: dict[int, dict[str, float]], key: str, count: float) -> float:
+        return ratio(side[large][key] - side[small][key], count)
+
+    per_turn, harness = slope(ours, "wall", turns), slope(ours, "harness", turns)
     figures = [
         Figure("overhead.memeval.ms_per_turn", per_turn * 1e3, "ms",
-               note=f"slope {rows[small]}->{rows[large]} turns, everything a run does"),
+               note=f"slope {ours[small]['rows']:.0f}->{ours[large]['rows']:.0f} turns, "
+                    "everything a run does"),
         Figure("overhead.memeval.turns_per_s", ratio(1.0, per_turn), "turn/s"),
-        Figure("overhead.memeval.session_ms_per_turn", session_per_turn * 1e3, "ms",
-               note="inside Session.turn: scan, manifest, selection, surfacing"),
-        Figure("overhead.memeval.harness_ms_per_turn", harness_per_turn * 1e3, "ms",
+        Figure("overhead.memeval.session_ms_per_turn", slope(ours, "session", turns) * 1e3,
+               "ms", note="inside Session.turn: scan, manifest, selection, surfacing"),
+        Figure("overhead.memeval.harness_ms_per_turn", harness * 1e3, "ms",
                note="the rest: materialize, startup, judge, rows, results, summary"),
     ]
     if not ctx.sizes.against_inspect:
         return figures
-    if not inspect:
+    if not _has_inspect():
         return [*figures, Figure("overhead.vs_inspect", float("nan"), "x",
                                  note="inspect_ai not installed: pip install 'memeval[bench]'")]
-    inspect_per = ratio(inspect_times[large] - inspect_times[small],
-                        len(samples[large]) - len(samples[small]))
+    ctx.log("overhead: inspect_ai, the same turns as samples, in a subprocess")
+    theirs = {int(n): v for n, v in in_subprocess("bench.overhead.inspect_side", *args).items()}
+    inspect_per = slope(theirs, "wall", theirs[large]["samples"] - theirs[small]["samples"])
     return [*figures,
             Figure("overhead.inspect.ms_per_sample", inspect_per * 1e3, "ms",
                    note="mockllm + generate() + match() + eval log, 1 sample at a time"),
-            Figure("overhead.vs_inspect", ratio(harness_per_turn, inspect_per), "x",
-                   TARGET_VS_INSPECT,
-                   note=f"memeval harness per turn / inspect_ai per sample, best of {len(rounds)}"),
+            Figure("overhead.vs_inspect", ratio(harness, inspect_per), "x", TARGET_VS_INSPECT,
+                   note=f"memeval harness per turn / inspect_ai per sample, best of {rounds}"),
             Figure("overhead.vs_inspect.whole_turn", ratio(per_turn, inspect_per), "x",
                    note="with the Session's own work counted as overhead too")]
 

@@ -11,15 +11,11 @@ store ≤ 100 MB, peak ≤ 1 GB, report ≤ 10 MB.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from bench._core import Context, Figure, generated_suite
+from bench._core import Context, Figure, generated_suite, in_subprocess
 
 SELECTORS = ("bm25", "recency", "random", "none", "all", "oracle")
 TARGET_RESULTS_MB = 100.0
@@ -57,17 +53,8 @@ def run(ctx: Context) -> list[Figure]:
     suite = generated_suite(ctx.workdir / "suite", sessions=scenarios, files=files,
                             turns=turns, seed=700)
     run_dir = ctx.workdir / "run"
-    code = ("import json, sys; from bench.results import child; "
-            "print(json.dumps(child(sys.argv[1], sys.argv[2])))")
-    root = str(Path(__file__).resolve().parent.parent)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     ctx.log(f"results: {len(SELECTORS)} selectors in a subprocess")
-    done = subprocess.run([sys.executable, "-c", code, str(suite), str(run_dir)],
-                          capture_output=True, text=True, env=env, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"results child failed:\n{done.stderr[-2000:]}")
-    peaks = json.loads(done.stdout.strip().splitlines()[-1])
+    peaks = in_subprocess("bench.results.child", suite, run_dir)
 
     def size(name: str) -> float:
         path = run_dir / name
