@@ -60,9 +60,8 @@ def child(suite: str, run_dir: str, repeats: int | str) -> dict[str, Any]:
 
 
 def measure(ctx: Context, suite: Path, repeats: int) -> dict[str, Any]:
-    peaks: dict[str, Any] = in_subprocess("bench.memory.child", suite,
-                                          ctx.workdir / f"run-x{repeats}", repeats)
-    return peaks
+    return dict(in_subprocess("bench.memory.child", suite, ctx.workdir / f"run-x{repeats}",
+                              repeats))
 
 
 def run(ctx: Context) -> list[Figure]:

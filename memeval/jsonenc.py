@@ -39,3 +39,8 @@ def encoder(*, sort_keys: bool = False, ensure_ascii: bool = True,
         return "".join(encode_c(value, 0))
 
     return encode
+
+
+canonical_json = encoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+"""One spelling per JSON value: sorted keys, no spaces, UTF-8 kept. What payload
+hashes and model-request keys are taken of."""

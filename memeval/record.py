@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memeval.errors import MemevalError
-from memeval.jsonenc import encoder
+from memeval.jsonenc import canonical_json as _canonical
 from memeval.judges.base import Judgement, MemoryVerdict
 from memeval.labels import memory_key
 from memeval.usage import Usage
@@ -113,6 +113,13 @@ class TurnResult:
     def turn_key(self) -> tuple[str, str, int, int]:
         """(scenario, selector, repeat, turn index): the turn resume and merge go by."""
         return (self.scenario, self.selector, self.repeat, self.turn_index)
+
+    @property
+    def label_judge(self) -> str | None:
+        """The first of the row's judges that states its labels (the gold judge on a
+        labelled turn), or None."""
+        return next((name for name, j in self.judgements.items() if j.relevant is not None),
+                    None)
 
     @property
     def session_key(self) -> tuple[str, str, int]:
@@ -208,9 +215,6 @@ class SchemaMismatch(MemevalError):
 def payload_hash(value: Any) -> str:
     """Content address of a JSON value (16 hex digits of SHA-256 of its canonical form)."""
     return _hash_of(_canonical(value))
-
-
-_canonical = encoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _hash_of(canonical: str) -> str:

@@ -73,9 +73,9 @@ def label_judge(results: Sequence[TurnResult]) -> str | None:
     """The judge that states its labels (the gold judge): the reference for agreement
     and the report's main view. None when every judge is a model."""
     for result in results:
-        for name, judgement in result.judgements.items():
-            if judgement.relevant is not None:
-                return name
+        name = result.label_judge
+        if name is not None:
+            return name
     return None
 
 
@@ -203,8 +203,7 @@ class SummaryPass:
         self.selectors.add(r.selector)
         self.judges.update(r.judgements)
         if self.reference is None:
-            self.reference = next((name for name, j in r.judgements.items()
-                                   if j.relevant is not None), None)
+            self.reference = r.label_judge
         self.selector_usage[r.selector] = self.selector_usage.get(r.selector, Usage()) + \
             r.selector_usage
         for name, judgement in r.judgements.items():

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from memeval.jsonenc import canonical_json
 from memeval.llm.structured import StructuredMode, shape_body
 
 KEY_VERSION = 1  # bump when the key layout changes, so old caches stop matching
-
-
-def canonical_json(value: Any) -> str:
-    """One spelling per value: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True, eq=False)

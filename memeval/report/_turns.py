@@ -251,8 +251,7 @@ class TurnViews:
         # summary's: the first label judge met, else the first name (see `finish`).
         judgements = result.judgements
         if self._main is None:
-            self._main = next((n for n, j in judgements.items() if j.relevant is not None),
-                              None)
+            self._main = result.label_judge
         main = self._main
         evidence = {name: _judge_evidence(judgements[name], strings)
                     for name in sorted(judgements, key=lambda j: (j != main, j))}
