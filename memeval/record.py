@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from memeval.errors import MemevalError
@@ -335,6 +335,9 @@ def compact_judgement(data: Mapping[str, Any], store: PayloadStore) -> dict[str,
     return out
 
 
+_MISSING = object()
+
+
 def _is_ref(value: Any) -> bool:
     # Stored values are JSON, so a reference is a dict (a plain check: an ABC's is slow).
     return isinstance(value, dict) and len(value) == 1 and _REF in value
@@ -345,9 +348,10 @@ class Resolver:
 
     `lookup` maps a hash to its stored value (a dict, or a lazy reader of
     `payloads.jsonl`). Resolved values and anything built from them (`memo`) are
-    kept in a bounded LRU cache, so rows that repeat a payload share one object and
-    memory stays bounded however long the results file is. Values handed out are
-    shared: treat them as read-only.
+    kept in a bounded cache (the oldest entry leaves first: a hit costs one lookup,
+    and a payload evicted while still in use is only read again), so rows that
+    repeat a payload share one object and memory stays bounded however long the
+    results file is. Values handed out are shared: treat them as read-only.
     """
 
     def __init__(self, lookup: Mapping[str, Any], size: int = 16_384) -> None:
@@ -359,12 +363,11 @@ class Resolver:
         """`build(*args)`, kept under `key` (args rather than a closure: a row
         resolves dozens of payloads, a list of references one per item)."""
         cache = self._cache
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-        value = cache[key] = build(*args)
-        if len(cache) > self._size:
-            cache.popitem(last=False)
+        value = cache.get(key, _MISSING)
+        if value is _MISSING:
+            value = cache[key] = build(*args)
+            if len(cache) > self._size:
+                cache.popitem(last=False)
         return value
 
     def _fetch(self, digest: str) -> Any:
@@ -375,9 +378,14 @@ class Resolver:
                                "folder is incomplete. Rerun the same command to repair it.") \
                 from None
         if isinstance(raw, dict) and len(raw) == 1 and isinstance(raw.get(_REFS), str):
-            joined, memo, fetch = raw[_REFS], self.memo, self._fetch
-            return [memo(d, fetch, d) for d in
-                    (joined[i:i + _HASH_LEN] for i in range(0, len(joined), _HASH_LEN))]
+            joined, get, memo, fetch = raw[_REFS], self._cache.get, self.memo, self._fetch
+            items = [get(joined[i:i + _HASH_LEN], _MISSING)
+                     for i in range(0, len(joined), _HASH_LEN)]
+            for n, item in enumerate(items):  # most items were met before: fetch the rest
+                if item is _MISSING:
+                    digest = joined[n * _HASH_LEN:(n + 1) * _HASH_LEN]
+                    items[n] = memo(digest, fetch, digest)
+            return items
         return self.resolve(raw)
 
     def resolve(self, value: Any) -> Any:
@@ -385,7 +393,8 @@ class Resolver:
         if _is_ref(value):
             digest = value[_REF]
             return self.memo(digest, self._fetch, digest)
-        if isinstance(value, list) and any(_is_ref(v) for v in value):
+        if isinstance(value, list) and any(
+                isinstance(v, dict) and len(v) == 1 and _REF in v for v in value):
             return [self.resolve(v) for v in value]
         return value
 
@@ -449,6 +458,5 @@ def expand_judgement(data: Mapping[str, Any], turn_id: str,
             return None if items is None else tuple(MemoryVerdict.from_dict(v) for v in items)
 
         parsed[name] = build() if key is None else resolver.memo(("verdicts", key), build)
-    judgement = Judgement.from_dict({**data, "verdicts": (), "candidate_verdicts": None}, turn_id)
-    return replace(judgement, verdicts=parsed["verdicts"] or (),
-                   candidate_verdicts=parsed["candidate_verdicts"])
+    return Judgement.from_dict({**data, "verdicts": parsed["verdicts"] or (),
+                                "candidate_verdicts": parsed["candidate_verdicts"]}, turn_id)

@@ -21,7 +21,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from memeval.errors import MemevalError
-from memeval.jsonenc import encoder
+from memeval.jsonenc import decode_line, encoder
 from memeval.record import (
     READABLE_VERSIONS,
     PayloadStore,
@@ -52,7 +52,7 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not raw.endswith(b"\n"):
                 return  # the write of a killed run; the unit it belonged to reruns
             try:
-                yield number, json.loads(raw)
+                yield number, decode_line(raw)
             except json.JSONDecodeError as exc:
                 raise MemevalError(
                     f"{path}:{number}: not a JSON line ({exc.msg}); the file was edited "
@@ -66,6 +66,7 @@ def read_payloads(run_dir: Path) -> dict[str, Any]:
 
 
 _HASH_AT = len(b'{"h": "')  # payload lines are written with sorted keys: "h" comes first
+_READ_AHEAD = 4096  # bytes a payload read asks for first; a longer line takes more reads
 
 
 class PayloadFile(Mapping[str, Any]):
@@ -96,8 +97,19 @@ class PayloadFile(Mapping[str, Any]):
         offset = self._offsets[digest]
         if self._handle is None:
             self._handle = self.path.open("rb")
-        self._handle.seek(offset)
-        return json.loads(self._handle.readline())["v"]
+        # One positioned read (most payloads are a line of a few hundred bytes), not a
+        # seek that empties the buffer and a readline that refills it.
+        fd, size, chunks = self._handle.fileno(), _READ_AHEAD, []
+        while True:
+            chunk = os.pread(fd, size, offset)
+            end = chunk.find(b"\n")
+            if end >= 0 or not chunk:
+                chunks.append(chunk if end < 0 else chunk[:end + 1])
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+            size *= 4
+        return decode_line(b"".join(chunks) if len(chunks) > 1 else chunks[0])["v"]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._offsets)
@@ -166,7 +178,7 @@ class UnitReader:
         with self.path.open("rb") as handle:
             for offset in self.units[key]:
                 handle.seek(offset)
-                row = json.loads(handle.readline())
+                row = decode_line(handle.readline())
                 try:
                     out.append(TurnResult.from_dict(row, self._resolver))
                 except SchemaMismatch as exc:
@@ -186,7 +198,7 @@ def _lines_with_sizes(path: Path) -> Iterator[tuple[int, dict[str, Any], int]]:
             if not raw.endswith(b"\n"):
                 return
             try:
-                yield number, json.loads(raw), len(raw)
+                yield number, decode_line(raw), len(raw)
             except json.JSONDecodeError as exc:
                 raise MemevalError(f"{path}:{number}: not a JSON line ({exc.msg})") from exc
 

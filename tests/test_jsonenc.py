@@ -1,4 +1,5 @@
-"""The reused encoders write exactly what `json.dumps` writes with the same options."""
+"""The reused encoders write exactly what `json.dumps` writes with the same options, and
+the line decoder reads exactly what `json.loads` reads."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memeval.jsonenc import encoder
+from memeval.jsonenc import decode_line, encoder
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -48,3 +49,27 @@ def test_without_the_c_accelerator_the_text_is_the_same(monkeypatch: pytest.Monk
     options = OPTIONS[1]
     monkeypatch.setattr(std, "c_make_encoder", None)
     assert encoder(**options)(value) == json.dumps(value, **options) == '{"a":"é","b":[1,2.5,null]}'
+
+
+def _outcome(read: Any, raw: bytes | str) -> tuple[str, str]:
+    """What a reader makes of `raw`: its value as canonical text, or its error."""
+    try:
+        return "value", json.dumps(read(raw), sort_keys=True)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError alike
+        return type(exc).__name__, str(exc)
+
+
+@given(value=json_values, ascii_only=st.booleans())
+def test_a_written_line_reads_back_as_json_loads_reads_it(value: Any, ascii_only: bool) -> None:
+    line = json.dumps(value, ensure_ascii=ascii_only) + "\n"
+    for raw in (line, line.encode()):
+        assert _outcome(decode_line, raw) == _outcome(json.loads, raw)
+
+
+@pytest.mark.parametrize("raw", [
+    b"", b"\n", b"  {\"a\": 1}\n", b"{\"a\": 1} junk\n", b"{\"a\": 1}{}\n", b"{\"a\": \n",
+    b"\xef\xbb\xbf{\"a\": 1}\n", b"\xff\xfe{}\n", b"{\"a\": \"\xc3\"}\n", b"[NaN, -Infinity]\n",
+    b"{\"a\": 1, \"a\": 2}\n", b"123 \t\r\n",
+])
+def test_odd_lines_get_json_loads_own_value_or_error(raw: bytes) -> None:
+    assert _outcome(decode_line, raw) == _outcome(json.loads, raw)

@@ -211,6 +211,22 @@ def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path):
         lazy.close()
 
 
+def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path):
+    from memeval.record import PayloadStore
+    from memeval.results import PayloadFile, _dump
+
+    store = PayloadStore()
+    values = ["x" * n for n in (10, 4095, 4096, 4097, 70_000)] + [{"é": "ü" * 9000}]
+    digests = [store.ref(v)["$"] for v in values]
+    (tmp_path / "payloads.jsonl").write_bytes(
+        b"".join(_dump({"h": h, "v": v}) for h, v in store.pending().items()))
+    lazy = PayloadFile(tmp_path / "payloads.jsonl")
+    try:
+        assert [lazy[d] for d in reversed(digests)] == values[::-1]
+    finally:
+        lazy.close()
+
+
 def test_summary_streamed_from_the_folder_equals_the_summary_of_the_rows_written(tmp_path):
     from memeval.results import iter_results
     from memeval.summary import summarize

@@ -56,7 +56,9 @@ class MemoryVerdict:
 
 
 def _verdicts(items: Iterable[Mapping[str, Any]] | None) -> tuple[MemoryVerdict, ...] | None:
-    return None if items is None else tuple(MemoryVerdict.from_dict(v) for v in items)
+    if items is None or isinstance(items, tuple):  # a tuple is parsed already (JSON has none):
+        return items  # readers share one parsed list between the rows that repeat it
+    return tuple(MemoryVerdict.from_dict(v) for v in items)
 
 
 @dataclass(frozen=True)

@@ -42,15 +42,29 @@ def yaml_str(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+
+
 def write_file(path: Path, data: bytes, mtime_ms: float) -> None:
-    """Write `data` to `path` (folders made) and set its mtime exactly."""
+    """Write `data` to `path` (folders made) and set its mtime exactly.
+
+    Through the descriptor, unbuffered: a world writes dozens of small files per
+    session, and a buffered file object plus a second path lookup for the mtime
+    cost a third more than the write itself.
+    """
     try:
-        path.write_bytes(data)
+        fd = os.open(path, _CREATE, 0o666)
     except FileNotFoundError:  # its folder is new (most files share one that exists)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-    ns = mtime_ns(mtime_ms)
-    os.utime(path, ns=(ns, ns))
+        fd = os.open(path, _CREATE, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        ns = mtime_ns(mtime_ms)
+        os.utime(fd if os.utime in os.supports_fd else path, ns=(ns, ns))
+    finally:
+        os.close(fd)
 
 
 def mtimes_lines(indent: str, entries: list[tuple[str, float]]) -> list[str]:
