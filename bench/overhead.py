@@ -13,10 +13,12 @@ tiktoken, which downloads its encodings and fails offline.
 Per-turn cost is the slope between two run lengths, so the fixed start-up of each
 harness (imports, log setup, summary of an empty run) cancels out. Each side runs in
 its own fresh interpreter, 3 rounds of both lengths, the best of each kept. memeval's turn
-is split in two: the time inside `Session.turn` (the system under test: scan,
-manifest, selection, surfacing reads, which inspect_ai's task does not do) and the
-rest, the harness proper (materializing the memdir, startup context, judging, rows,
-results.jsonl, summary and report); the target is about the harness proper.
+is split in three: the system under test, which inspect_ai's task does not do, in its
+two phases (each session's startup context, built once a session; and inside
+`Session.turn`, the scan, manifest, selection and surfacing reads), and the rest, the
+harness proper (materializing the memdir, judging, rows, results.jsonl, summary and
+report). The target is about the harness proper. Until 2026-12-04 the startup
+context counted as harness; `overhead.vs_inspect.with_startup` keeps that split.
 """
 
 from __future__ import annotations
@@ -50,35 +52,46 @@ def _suite(ctx: Context, turns: int) -> Path:
                            files=ctx.sizes.overhead_files, turns=per, seed=100)
 
 
+SYSTEM_UNDER_TEST = ("startup_contexts", "play_turn")  # phase 1, phase 2: memeval.harness
+
+
 @contextmanager
-def session_clock() -> Iterator[list[float]]:
-    """Seconds spent inside each turn's Session work, while the block runs."""
-    spent: list[float] = []
-    original = memeval.harness.play_turn
+def system_clock() -> Iterator[dict[str, list[float]]]:
+    """Seconds spent in each phase of the system under test, while the block runs."""
+    spent: dict[str, list[float]] = {name: [] for name in SYSTEM_UNDER_TEST}
+    originals = {name: getattr(memeval.harness, name) for name in SYSTEM_UNDER_TEST}
 
-    def timed(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return original(*args, **kwargs)
-        finally:
-            spent.append(time.perf_counter() - started)
+    def clocked(name: str) -> Any:
+        original, record = originals[name], spent[name].append
 
-    memeval.harness.play_turn = timed
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                record(time.perf_counter() - started)
+
+        return timed
+
+    for name in SYSTEM_UNDER_TEST:
+        setattr(memeval.harness, name, clocked(name))
     try:
         yield spent
     finally:
-        memeval.harness.play_turn = original
+        for name, original in originals.items():
+            setattr(memeval.harness, name, original)
 
 
-def time_memeval(ctx: Context, suite: Path, label: str) -> tuple[float, float, int]:
-    """(wall seconds, seconds inside Session turns, rows) of one evaluate run."""
+def time_memeval(ctx: Context, suite: Path, label: str) -> tuple[float, float, float, int]:
+    """(wall seconds, seconds building startup contexts, seconds inside Session turns,
+    rows) of one evaluate run."""
     config = RunConfig(scenarios=(str(suite),), selectors=("oracle",), judges=("gold",),
                        concurrency=1)
-    with session_clock() as spent:
+    with system_clock() as spent:
         started = time.perf_counter()
         outcome = evaluate(config, ctx.workdir / f"run-{label}", progress=False)
         elapsed = time.perf_counter() - started
-    return elapsed, sum(spent), outcome.rows
+    return elapsed, sum(spent["startup_contexts"]), sum(spent["play_turn"]), outcome.rows
 
 
 def side_queries(suite: Path) -> list[tuple[str, str]]:
@@ -131,17 +144,19 @@ def memeval_side(workdir: str, small: str, large: str, files: str,
     ctx = _child_context(workdir, small, large, files, rounds)
     suites = {n: _suite(ctx, n) for n in ctx.sizes.overhead_turns}
     time_memeval(ctx, _suite(ctx, 1), "warm-up")  # imports and caches the slope must not see
-    best = {n: {"wall": math.inf, "session": math.inf, "harness": math.inf, "rows": 0.0}
-            for n in suites}
+    best = {n: {"wall": math.inf, "startup": math.inf, "session": math.inf,
+                "harness": math.inf, "with_startup": math.inf, "rows": 0.0} for n in suites}
     # Rounds take turns between the lengths, so a burst of load elsewhere on the
     # machine does not land on one of them.
     for round_ in range(ctx.sizes.overhead_rounds):
         for n, suite in suites.items():
-            wall, in_session, rows = time_memeval(ctx, suite, f"{n}-{round_}")
+            wall, startup, in_session, rows = time_memeval(ctx, suite, f"{n}-{round_}")
             figures = best[n]
-            figures.update(wall=min(figures["wall"], wall),
-                           session=min(figures["session"], in_session),
-                           harness=min(figures["harness"], wall - in_session), rows=rows)
+            for key, value in (("wall", wall), ("startup", startup), ("session", in_session),
+                               ("harness", wall - startup - in_session),
+                               ("with_startup", wall - in_session)):
+                figures[key] = min(figures[key], value)
+            figures["rows"] = rows
     return {str(n): figures for n, figures in best.items()}
 
 
@@ -179,15 +194,18 @@ def run(ctx: Context) -> list[Figure]:
         return ratio(side[large][key] - side[small][key], count)
 
     per_turn, harness = slope(ours, "wall", turns), slope(ours, "harness", turns)
+    with_startup = slope(ours, "with_startup", turns)
     figures = [
         Figure("overhead.memeval.ms_per_turn", per_turn * 1e3, "ms",
                note=f"slope {ours[small]['rows']:.0f}->{ours[large]['rows']:.0f} turns, "
                     "everything a run does"),
         Figure("overhead.memeval.turns_per_s", ratio(1.0, per_turn), "turn/s"),
+        Figure("overhead.memeval.startup_ms_per_turn", slope(ours, "startup", turns) * 1e3,
+               "ms", note="phase 1: each session's startup context, once a session"),
         Figure("overhead.memeval.session_ms_per_turn", slope(ours, "session", turns) * 1e3,
-               "ms", note="inside Session.turn: scan, manifest, selection, surfacing"),
+               "ms", note="phase 2, inside Session.turn: scan, manifest, selection, surfacing"),
         Figure("overhead.memeval.harness_ms_per_turn", harness * 1e3, "ms",
-               note="the rest: materialize, startup, judge, rows, results, summary"),
+               note="the rest: materialize, judge, rows, results, summary, report"),
     ]
     if not ctx.sizes.against_inspect:
         return figures
@@ -202,6 +220,9 @@ def run(ctx: Context) -> list[Figure]:
                    note="mockllm + generate() + match() + eval log, 1 sample at a time"),
             Figure("overhead.vs_inspect", ratio(harness, inspect_per), "x", TARGET_VS_INSPECT,
                    note=f"memeval harness per turn / inspect_ai per sample, best of {rounds}"),
+            Figure("overhead.vs_inspect.with_startup", ratio(with_startup, inspect_per), "x",
+                   note="with the startup context counted as harness (the split until "
+                        "2026-12-04)"),
             Figure("overhead.vs_inspect.whole_turn", ratio(per_turn, inspect_per), "x",
                    note="with the Session's own work counted as overhead too")]
 
