@@ -183,3 +183,26 @@ def test_unknown_route_and_bad_request_get_api_errors():
                              cast_to=object)
         with pytest.raises(anthropic.NotFoundError):
             sdk(server).messages.batches.retrieve("msgbatch_missing")
+
+
+def test_a_client_that_gives_up_leaves_no_traceback_behind(capfd):
+    """The answer fails after the client reset the connection, often once the test
+    that made it has ended: the stdlib would print a traceback into a later test."""
+    import socket
+    import struct
+    import time
+
+    body = json.dumps({"model": "m", "max_tokens": 5,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    with FakeMessagesServer(latency=0.2, require_auth=False) as fake:
+        client = socket.create_connection(("127.0.0.1", fake.port))
+        client.sendall(b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: "
+                       b"application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.close()  # a reset, not a polite close: the server's write then fails
+        deadline = time.monotonic() + 5
+        while not fake.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.5)  # past the latency: the answer has been tried and failed
+    assert fake.requests, "the request never reached the server"
+    assert "Traceback" not in capfd.readouterr().err

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 import memeval.llm.deadline as deadline
 from memeval.llm import LLMClient, LLMRequest
+from memeval.testing.fake_server import LoopbackHTTPServer
 
 DEADLINE_S = 3.0
 
@@ -54,8 +55,7 @@ def test_a_hanging_server_costs_one_deadline_per_call(mode: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(deadline, "CALL_DEADLINE_S", DEADLINE_S)
     handler = type("Handler", (_Hanging,), {"mode": mode})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
+    server = LoopbackHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         door = LLMClient(api_key="k", base_url=f"http://127.0.0.1:{server.server_port}",

@@ -13,7 +13,7 @@ import logging
 import secrets
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ from memeval.results import RESULTS_FILE, read_results
 from memeval.selectors.base import SelectionRequest
 from memeval.selectors.claude import ClaudeSelector
 from memeval.testing import FakeMessagesServer
+from memeval.testing.fake_server import LoopbackHTTPServer
 from tests.reliability._scenario import write_suite
 
 KEY = "sk-ant-test-" + secrets.token_hex(16)
@@ -103,7 +104,7 @@ class EchoingHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def echoing() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), EchoingHandler)
+    server = LoopbackHTTPServer(("127.0.0.1", 0), EchoingHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
