@@ -196,10 +196,14 @@ def test_no_lock_file_is_left_behind(tmp_path):
     assert not (tmp_path / ".memeval.lock").exists()
 
 
-def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path):
+@pytest.mark.parametrize("eager_bytes", [0, 4 * 2**20], ids=["read-lazily", "decoded-whole"])
+def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path, monkeypatch,
+                                                              eager_bytes):
+    import memeval.results
     from memeval.results import PayloadFile, read_payloads
     from memeval.testing.synthetic import write_synthetic_run
 
+    monkeypatch.setattr(memeval.results, "EAGER_BYTES", eager_bytes)
     run = write_synthetic_run(tmp_path / "run", turns=6, selectors=("bm25", "oracle"))
     whole = read_payloads(run)
     lazy = PayloadFile(run / "payloads.jsonl")
@@ -211,9 +215,39 @@ def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path):
         lazy.close()
 
 
-def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path):
+@pytest.mark.parametrize("eager_bytes", [0, 4 * 2**20], ids=["read-lazily", "decoded-whole"])
+def test_odd_payload_lines_read_the_same_either_way(tmp_path, monkeypatch, eager_bytes):
+    """The first line of a hash wins, a torn last line is not there, and a line that
+    does not parse fails when it is asked for, not before, and fails alone."""
+    import memeval.results
+    from memeval.results import PayloadFile
+
+    monkeypatch.setattr(memeval.results, "EAGER_BYTES", eager_bytes)
+    path = tmp_path / "payloads.jsonl"
+    path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": 1}\n'
+                     b'{"h": "bbbbbbbbbbbbbbbb", "v": [2, "\\u00e9"]}\n'
+                     b'{"h": "aaaaaaaaaaaaaaaa", "v": "a later copy"}\n'
+                     b'{"v": 3, "h": "cccccccccccccccc"}\n'
+                     b'{"h": "dddddddddddddddd", "v": {not json}\n'
+                     b'{"h": "eeeeeeeeeeeeeeee", "v": "torn')
+    lazy = PayloadFile(path)
+    try:
+        assert sorted(lazy) == ["a" * 16, "b" * 16, "c" * 16, "d" * 16]
+        assert (lazy["a" * 16], lazy["b" * 16], lazy["c" * 16]) == (1, [2, "é"], 3)
+        with pytest.raises(json.JSONDecodeError):
+            lazy["d" * 16]
+        with pytest.raises(KeyError):
+            lazy["e" * 16]
+    finally:
+        lazy.close()
+
+
+def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch):
+    import memeval.results
     from memeval.record import PayloadStore
     from memeval.results import PayloadFile, _dump
+
+    monkeypatch.setattr(memeval.results, "EAGER_BYTES", 0)  # each line read when asked for
 
     store = PayloadStore()
     values = ["x" * n for n in (10, 4095, 4096, 4097, 70_000)] + [{"é": "ü" * 9000}]
