@@ -388,6 +388,20 @@ class Resolver:
             return items
         return self.resolve(raw)
 
+    def each(self, value: Any, kind: str, build: Callable[[Any], Any]) -> list[Any]:
+        """`[build(item) for item in self.resolve(value)]`, each item built once per
+        distinct payload (kept under `(kind, hash)`): lists that differ by an item
+        then share every other item's object, not only its parsed JSON."""
+        raw = self._lookup.get(value[_REF]) if _is_ref(value) else None
+        if not (isinstance(raw, dict) and len(raw) == 1 and isinstance(raw.get(_REFS), str)):
+            return [build(item) for item in self.resolve(value)]
+        joined, memo, built = raw[_REFS], self.memo, self._built
+        return [memo((kind, digest), built, build, digest)
+                for digest in (joined[i:i + _HASH_LEN] for i in range(0, len(joined), _HASH_LEN))]
+
+    def _built(self, build: Callable[[Any], Any], digest: str) -> Any:
+        return build(self.memo(digest, self._fetch, digest))
+
     def resolve(self, value: Any) -> Any:
         """`value` with every reference in it (or in a list it is) replaced."""
         if _is_ref(value):
@@ -454,8 +468,8 @@ def expand_judgement(data: Mapping[str, Any], turn_id: str,
         key = resolver.key(value)
 
         def build(value: Any = value) -> tuple[MemoryVerdict, ...] | None:
-            items = resolver.resolve(value)
-            return None if items is None else tuple(MemoryVerdict.from_dict(v) for v in items)
+            return None if value is None else tuple(
+                resolver.each(value, "verdict", MemoryVerdict.from_dict))
 
         parsed[name] = build() if key is None else resolver.memo(("verdicts", key), build)
     return Judgement.from_dict({**data, "verdicts": parsed["verdicts"] or (),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from memeval.record import PayloadStore, payload_hash
@@ -43,3 +43,28 @@ def test_a_reference_in_any_mapping_resolves() -> None:
     assert resolver.resolve({"$": digest}) == ["line a", "line b"]
     assert resolver.resolve(OrderedDict({"$": digest})) == ["line a", "line b"]
     assert resolver.resolve([OrderedDict({"$": digest})]) == [["line a", "line b"]]
+
+
+@given(st.lists(st.lists(items, max_size=5), min_size=1, max_size=4))
+def test_building_each_item_gives_what_resolving_the_list_gives(lists: list) -> None:
+    """`Resolver.each` over lists stored by reference (sharing items) or stored whole:
+    the items `resolve` gives, each built."""
+    from memeval.record import Resolver
+
+    assume(not any(isinstance(i, dict) and set(i) & {"$", "$*"} for v in lists for i in v))
+    store = PayloadStore()  # (a stored item shaped like a reference reads as one)
+    forms = [(store.refs(v), v) for v in lists] + [(store.ref(v), v) for v in lists]
+    resolver = Resolver(store.pending())
+    for stored, value in forms:
+        assert resolver.each(stored, "test", repr) == [repr(v) for v in value]
+
+
+def test_lists_that_share_items_share_the_built_objects() -> None:
+    from memeval.record import Resolver
+
+    store = PayloadStore()
+    first, second = store.refs([{"k": "a"}, {"k": "b"}]), store.refs([{"k": "b"}, {"k": "c"}])
+    resolver = Resolver(store.pending())
+    a, b = resolver.each(first, "test", dict), resolver.each(second, "test", dict)
+    assert a == [{"k": "a"}, {"k": "b"}] and b == [{"k": "b"}, {"k": "c"}]
+    assert a[1] is b[0]
