@@ -238,8 +238,11 @@ def _units(codes: np.ndarray, method: Method) -> tuple[np.ndarray, int, str]:
     A one-scenario suite has no between-cluster spread to read; resampling its
     turns still says something, but too little, and the label says so.
     """
-    _, codes = np.unique(codes, return_inverse=True)
-    n_clusters = int(codes.max(initial=-1)) + 1
+    if codes.size and codes.min() == codes.max():  # one cluster (a group of one scenario)
+        codes, n_clusters = np.zeros(codes.size, dtype=np.intp), 1
+    else:
+        _, codes = np.unique(codes, return_inverse=True)
+        n_clusters = int(codes.max(initial=-1)) + 1
     if n_clusters == 1 and codes.size > 1:
         return np.arange(codes.size), 1, f"bootstrap over turns, one cluster ({method})"
     return codes, n_clusters, f"cluster bootstrap ({method})"
