@@ -57,8 +57,8 @@ def decode_line(raw: bytes | str) -> Any:
     try:
         text = raw.decode() if isinstance(raw, bytes) else raw
         value, end = _scan_once(text, 0)
-    except (StopIteration, UnicodeDecodeError):
-        return json.loads(raw)
+    except (StopIteration, ValueError):  # not UTF-8 (json.loads also reads UTF-16 and
+        return json.loads(raw)  # UTF-32), or not JSON: json's own answer or error
     if end != len(text) and not text[end:].isspace():
         return json.loads(raw)
     return value

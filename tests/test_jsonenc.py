@@ -69,7 +69,8 @@ def test_a_written_line_reads_back_as_json_loads_reads_it(value: Any, ascii_only
 @pytest.mark.parametrize("raw", [
     b"", b"\n", b"  {\"a\": 1}\n", b"{\"a\": 1} junk\n", b"{\"a\": 1}{}\n", b"{\"a\": \n",
     b"\xef\xbb\xbf{\"a\": 1}\n", b"\xff\xfe{}\n", b"{\"a\": \"\xc3\"}\n", b"[NaN, -Infinity]\n",
-    b"{\"a\": 1, \"a\": 2}\n", b"123 \t\r\n",
+    b"{\"a\": 1, \"a\": 2}\n", b"123 \t\r\n", "{\"a\": 1}".encode("utf-16-le"),
+    "[1, 2]\n".encode("utf-32-le"), "{\"a\": 1}\n".encode("utf-16"), b"\"a\x00\"\n",
 ])
 def test_odd_lines_get_json_loads_own_value_or_error(raw: bytes) -> None:
     assert _outcome(decode_line, raw) == _outcome(json.loads, raw)
