@@ -113,8 +113,8 @@ class PayloadFile(Mapping[str, Any]):
                 entries = decode_line(b"[" + b",".join(firsts) + b"]")
                 self._values = {digest: entry["v"] for digest, entry in
                                 zip(self._offsets, entries, strict=True)}
-            except (ValueError, TypeError, KeyError):  # a line unlike the writer's
-                self._values = {}  # each is read, and fails, on its own when asked for
+            except (ValueError, TypeError, KeyError, RecursionError):  # a line unlike the
+                self._values = {}  # writer's: each is read, and fails, alone when asked for
 
     def __getitem__(self, digest: str) -> Any:
         values = self._values

@@ -242,6 +242,29 @@ def test_odd_payload_lines_read_the_same_either_way(tmp_path, monkeypatch, eager
         lazy.close()
 
 
+def test_a_file_too_deep_to_decode_whole_is_read_line_by_line(tmp_path, monkeypatch):
+    """Decoding the file as one array nests every value a level deeper: a value at
+    the parser's depth limit must still be read, alone, as it was written."""
+    import memeval.results
+    from memeval.results import PayloadFile
+
+    real = memeval.results.decode_line
+
+    def shallow(raw):
+        if raw[:1] == b"[":  # the whole file at once
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(raw)
+
+    monkeypatch.setattr(memeval.results, "decode_line", shallow)
+    path = tmp_path / "payloads.jsonl"
+    path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": {"deep": 1}}\n')
+    lazy = PayloadFile(path)
+    try:
+        assert lazy["a" * 16] == {"deep": 1}
+    finally:
+        lazy.close()
+
+
 def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch):
     import memeval.results
     from memeval.record import PayloadStore
