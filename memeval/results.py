@@ -66,7 +66,8 @@ def read_payloads(run_dir: Path) -> dict[str, Any]:
 
 
 _HASH_AT = len(b'{"h": "')  # payload lines are written with sorted keys: "h" comes first
-_READ_AHEAD = 4096  # bytes a payload read asks for first; a longer line takes more reads
+_READ_AHEAD = 4096  # bytes a payload read asks for first; a longer line is read buffered
+_pread = getattr(os, "pread", None)  # not on Windows
 EAGER_BYTES = 4 * 2**20  # a payload file this small is decoded whole when opened
 
 
@@ -111,8 +112,12 @@ class PayloadFile(Mapping[str, Any]):
         if firsts:
             try:
                 entries = decode_line(b"[" + b",".join(firsts) + b"]")
-                self._values = {digest: entry["v"] for digest, entry in
-                                zip(self._offsets, entries, strict=True)}
+                values = {}
+                for digest, entry in zip(self._offsets, entries, strict=True):
+                    if entry["h"] != digest:  # lines that parse only when joined
+                        raise ValueError(digest)
+                    values[digest] = entry["v"]
+                self._values = values
             except (ValueError, TypeError, KeyError, RecursionError):  # a line unlike the
                 self._values = {}  # writer's: each is read, and fails, alone when asked for
 
@@ -123,19 +128,16 @@ class PayloadFile(Mapping[str, Any]):
         offset = self._offsets[digest]
         if self._handle is None:
             self._handle = self.path.open("rb")
-        # One positioned read (most payloads are a line of a few hundred bytes), not a
-        # seek that empties the buffer and a readline that refills it.
-        fd, size, chunks = self._handle.fileno(), _READ_AHEAD, []
-        while True:
-            chunk = os.pread(fd, size, offset)
+        # Most payloads are a line of a few hundred bytes: one positioned read, not a
+        # seek that empties the buffer and a readline that refills it. A longer line
+        # (or a system without pread) is read the buffered way.
+        if _pread is not None:
+            chunk = _pread(self._handle.fileno(), _READ_AHEAD, offset)
             end = chunk.find(b"\n")
-            if end >= 0 or not chunk:
-                chunks.append(chunk if end < 0 else chunk[:end + 1])
-                break
-            chunks.append(chunk)
-            offset += len(chunk)
-            size *= 4
-        return decode_line(b"".join(chunks) if len(chunks) > 1 else chunks[0])["v"]
+            if end >= 0:
+                return decode_line(chunk[:end + 1])["v"]
+        self._handle.seek(offset)
+        return decode_line(self._handle.readline())["v"]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._offsets)

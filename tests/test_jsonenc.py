@@ -71,6 +71,8 @@ def test_a_written_line_reads_back_as_json_loads_reads_it(value: Any, ascii_only
     b"\xef\xbb\xbf{\"a\": 1}\n", b"\xff\xfe{}\n", b"{\"a\": \"\xc3\"}\n", b"[NaN, -Infinity]\n",
     b"{\"a\": 1, \"a\": 2}\n", b"123 \t\r\n", "{\"a\": 1}".encode("utf-16-le"),
     "[1, 2]\n".encode("utf-32-le"), "{\"a\": 1}\n".encode("utf-16"), b"\"a\x00\"\n",
+    b"1\x0c\n", b"{\"a\": 1}\x0b\n", "1\u2028\n".encode(), b"1\xc2\xa0\n", "1\u3000", "2\x1c",
+    bytearray(b"[1]\n"),
 ])
-def test_odd_lines_get_json_loads_own_value_or_error(raw: bytes) -> None:
+def test_odd_lines_get_json_loads_own_value_or_error(raw: bytes | str) -> None:
     assert _outcome(decode_line, raw) == _outcome(json.loads, raw)

@@ -188,3 +188,12 @@ def test_kappa_is_bounded_and_symmetric(pairs: list[tuple[str, str]]) -> None:
     k_ab, k_ba = cohens_kappa(a, b), cohens_kappa(b, a)
     assert (math.isnan(k_ab) and math.isnan(k_ba)) or k_ab == pytest.approx(k_ba)
     assert math.isnan(k_ab) or -1 - 1e-12 <= k_ab <= 1 + 1e-12
+
+
+def test_a_judgement_read_from_any_sequence_holds_memory_verdicts():
+    from memeval.judges.base import Judgement, MemoryVerdict
+
+    raw = {"key": "a.md", "verdict": "relevant"}
+    for verdicts in ([raw], (raw,), (MemoryVerdict("a.md", "relevant"), raw)):
+        judgement = Judgement.from_dict({"judge": "x", "verdicts": verdicts}, "t1")
+        assert judgement.verdicts == (MemoryVerdict("a.md", "relevant"),) * len(verdicts)

@@ -265,12 +265,30 @@ def test_a_file_too_deep_to_decode_whole_is_read_line_by_line(tmp_path, monkeypa
         lazy.close()
 
 
-def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch):
+def test_lines_that_parse_only_when_joined_are_read_one_by_one(tmp_path):
+    from memeval.results import PayloadFile
+
+    path = tmp_path / "payloads.jsonl"
+    path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": [1\n'
+                     b'{"h": "bbbbbbbbbbbbbbbb", "v": 2}]}, {"h": "cccccccccccccccc", "v": 3}\n')
+    lazy = PayloadFile(path)
+    try:
+        for digest in ("a" * 16, "b" * 16):
+            with pytest.raises(json.JSONDecodeError):
+                lazy[digest]
+    finally:
+        lazy.close()
+
+
+@pytest.mark.parametrize("pread", [True, False], ids=["pread", "no-pread"])
+def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch, pread):
     import memeval.results
     from memeval.record import PayloadStore
     from memeval.results import PayloadFile, _dump
 
     monkeypatch.setattr(memeval.results, "EAGER_BYTES", 0)  # each line read when asked for
+    if not pread:  # as on Windows
+        monkeypatch.setattr(memeval.results, "_pread", None)
 
     store = PayloadStore()
     values = ["x" * n for n in (10, 4095, 4096, 4097, 70_000)] + [{"é": "ü" * 9000}]

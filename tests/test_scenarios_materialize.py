@@ -135,3 +135,18 @@ def test_empty_project_memdir_still_exists(tmp_path: Path) -> None:
                      "category: none}]\n", tmp_path / "e.yaml")
     out = materialize(scenario, tmp_path / "run")
     assert out.project_dir.is_dir() and out.files == {}
+
+
+@pytest.mark.parametrize("by_descriptor", [True, False], ids=["descriptor", "path"])
+def test_a_written_file_gets_its_exact_mtime_either_way(tmp_path, monkeypatch, by_descriptor):
+    """Where `os.utime` takes no descriptor (Windows) it is set by path, after closing."""
+    import memeval.scenarios._write as write
+
+    monkeypatch.setattr(write, "_UTIME_FD", by_descriptor)
+    path = tmp_path / "new" / "a.md"
+    write.write_file(path, b"x" * 10_000, 1_764_000_000_123.456)
+    assert path.read_bytes() == b"x" * 10_000
+    assert path.stat().st_mtime_ns == write.mtime_ns(1_764_000_000_123.456)
+    with pytest.raises(TypeError):
+        write.write_file(tmp_path / "b.md", "text", 0.0)  # type: ignore[arg-type]
+    assert not (tmp_path / "b.md").exists()

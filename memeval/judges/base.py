@@ -56,9 +56,12 @@ class MemoryVerdict:
 
 
 def _verdicts(items: Iterable[Mapping[str, Any]] | None) -> tuple[MemoryVerdict, ...] | None:
-    if items is None or isinstance(items, tuple):  # a tuple is parsed already (JSON has none):
-        return items  # readers share one parsed list between the rows that repeat it
-    return tuple(MemoryVerdict.from_dict(v) for v in items)
+    if items is None:
+        return None
+    if isinstance(items, tuple) and all(isinstance(v, MemoryVerdict) for v in items):
+        return items  # parsed already: readers share one tuple between rows that repeat it
+    return tuple(v if isinstance(v, MemoryVerdict) else MemoryVerdict.from_dict(v)
+                 for v in items)
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ def yaml_str(text: str) -> str:
 
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
+_UTIME_FD = os.utime in os.supports_fd
 
 
 def write_file(path: Path, data: bytes, mtime_ms: float) -> None:
@@ -52,19 +53,22 @@ def write_file(path: Path, data: bytes, mtime_ms: float) -> None:
     session, and a buffered file object plus a second path lookup for the mtime
     cost a third more than the write itself.
     """
+    view = memoryview(data)  # not bytes: refused before the file is touched
     try:
         fd = os.open(path, _CREATE, 0o666)
     except FileNotFoundError:  # its folder is new (most files share one that exists)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, _CREATE, 0o666)
+    ns = mtime_ns(mtime_ms)
     try:
-        view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        ns = mtime_ns(mtime_ms)
-        os.utime(fd if os.utime in os.supports_fd else path, ns=(ns, ns))
+        if _UTIME_FD:
+            os.utime(fd, ns=(ns, ns))
     finally:
         os.close(fd)
+    if not _UTIME_FD:  # Windows: by path, once no handle holds the file open
+        os.utime(path, ns=(ns, ns))
 
 
 def mtimes_lines(indent: str, entries: list[tuple[str, float]]) -> list[str]:
