@@ -140,7 +140,8 @@ def time_inspect(ctx: Context, samples: list[tuple[str, str]], label: str) -> fl
 def memeval_side(workdir: str, small: str, large: str, files: str,
                  rounds: str) -> dict[str, dict[str, float]]:
     """memeval's runs of both lengths, in a fresh process (see `run`): per length the
-    best wall, in-session and harness seconds of `rounds` runs, and the rows."""
+    best wall, startup, in-session, harness and harness-with-startup seconds of
+    `rounds` runs, and the rows."""
     ctx = _child_context(workdir, small, large, files, rounds)
     suites = {n: _suite(ctx, n) for n in ctx.sizes.overhead_turns}
     time_memeval(ctx, _suite(ctx, 1), "warm-up")  # imports and caches the slope must not see

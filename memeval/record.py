@@ -343,6 +343,14 @@ def _is_ref(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and _REF in value
 
 
+def _listed(raw: Any) -> list[str] | None:
+    """The item hashes of a stored list of references (`{"$*": ...}`), else None."""
+    if not (isinstance(raw, dict) and len(raw) == 1 and isinstance(raw.get(_REFS), str)):
+        return None
+    joined = raw[_REFS]
+    return [joined[i:i + _HASH_LEN] for i in range(0, len(joined), _HASH_LEN)]
+
+
 class Resolver:
     """Resolves payload references; each distinct payload is parsed once and shared.
 
@@ -377,27 +385,25 @@ class Resolver:
             raise MemevalError(f"payload {digest} is missing from payloads.jsonl; the run "
                                "folder is incomplete. Rerun the same command to repair it.") \
                 from None
-        if isinstance(raw, dict) and len(raw) == 1 and isinstance(raw.get(_REFS), str):
-            joined, get, memo, fetch = raw[_REFS], self._cache.get, self.memo, self._fetch
-            items = [get(joined[i:i + _HASH_LEN], _MISSING)
-                     for i in range(0, len(joined), _HASH_LEN)]
-            for n, item in enumerate(items):  # most items were met before: fetch the rest
-                if item is _MISSING:
-                    digest = joined[n * _HASH_LEN:(n + 1) * _HASH_LEN]
-                    items[n] = memo(digest, fetch, digest)
-            return items
-        return self.resolve(raw)
+        digests = _listed(raw)
+        if digests is None:
+            return self.resolve(raw)
+        get, memo, fetch = self._cache.get, self.memo, self._fetch
+        items = [get(digest, _MISSING) for digest in digests]
+        for n, item in enumerate(items):  # most items were met before: fetch the rest
+            if item is _MISSING:
+                items[n] = memo(digests[n], fetch, digests[n])
+        return items
 
     def each(self, value: Any, kind: str, build: Callable[[Any], Any]) -> list[Any]:
         """`[build(item) for item in self.resolve(value)]`, each item built once per
         distinct payload (kept under `(kind, hash)`): lists that differ by an item
         then share every other item's object, not only its parsed JSON."""
-        raw = self._lookup.get(value[_REF]) if _is_ref(value) else None
-        if not (isinstance(raw, dict) and len(raw) == 1 and isinstance(raw.get(_REFS), str)):
+        digests = _listed(self._lookup.get(value[_REF])) if _is_ref(value) else None
+        if digests is None:
             return [build(item) for item in self.resolve(value)]
-        joined, memo, built = raw[_REFS], self.memo, self._built
-        return [memo((kind, digest), built, build, digest)
-                for digest in (joined[i:i + _HASH_LEN] for i in range(0, len(joined), _HASH_LEN))]
+        memo, built = self.memo, self._built
+        return [memo((kind, digest), built, build, digest) for digest in digests]
 
     def _built(self, build: Callable[[Any], Any], digest: str) -> Any:
         return build(self.memo(digest, self._fetch, digest))
@@ -407,7 +413,7 @@ class Resolver:
         if _is_ref(value):
             digest = value[_REF]
             return self.memo(digest, self._fetch, digest)
-        if isinstance(value, list) and any(
+        if isinstance(value, list) and any(  # `_is_ref`, inline: a call per item costs
                 isinstance(v, dict) and len(v) == 1 and _REF in v for v in value):
             return [self.resolve(v) for v in value]
         return value

@@ -199,7 +199,6 @@ class FakeMessagesServer:
             fake = server
 
         self._httpd = LoopbackHTTPServer(("127.0.0.1", self.port), Handler)
-        self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]  # kept, so `url` still names it once stopped
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
