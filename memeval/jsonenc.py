@@ -1,10 +1,13 @@
-"""JSON encoders built once and reused, for the encodes a run makes per turn.
+"""The JSON a run writes and reads dozens of times a turn, at C speed.
 
-`json.dumps` builds a new encoder on every call: with `sort_keys` or `separators` that
-is about half the cost of encoding a small mapping, and a run hashes and writes dozens
-of such mappings a turn. The text is exactly what `json.dumps` gives for the same
-options (a test holds them together); only circular references go unchecked (a
-RecursionError rather than json's ValueError), which rows and payloads cannot have.
+Two kinds of text. Hashed text (payload addresses, model-request keys) must never
+change spelling, so `canonical_json` is exactly `json.dumps` with its options, from an
+encoder built once and reused (a test holds them together). Stored lines
+(`results.jsonl`, `payloads.jsonl`, `summary.json`) only have to read back the same,
+so they are written and read with orjson, several times faster; whatever orjson
+refuses or could misread falls back to the stdlib, so values and errors stay json's.
+As everywhere in memeval's files, a non-finite number is stored as null: JSON has no
+NaN, and tools other than Python's reject the `NaN` token.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import json
 from collections.abc import Callable
 from json import encoder as _std
 from typing import Any
+
+import orjson
 
 
 def _refuse(value: Any) -> Any:
@@ -46,19 +51,76 @@ canonical_json = encoder(sort_keys=True, ensure_ascii=False, separators=(",", ":
 hashes and model-request keys are taken of."""
 
 
-_scan_once = json.JSONDecoder().scan_once
+# Sorted keys, as the stdlib writer sorted them (so "h" stays first in a payload
+# line); dataclasses and dates go to the default, as json would send them.
+_SORTED = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
+           | orjson.OPT_PASSTHROUGH_DATETIME)
+
+
+def canonical_key(value: Any) -> str | bytes:
+    """A dict key for `value`, several times cheaper to take than `canonical_json`:
+    orjson's text with sorted keys. Equal keys mean equal canonical text (for plain
+    JSON values, the converse too); what orjson would not spell as json does (a long
+    integer, a key that is not text) is keyed by its canonical text instead. NaN and
+    null share a key, as they share their stored form."""
+    try:
+        return orjson.dumps(value, option=_SORTED, default=_refuse)
+    except TypeError:
+        return canonical_json(value)
+
+
+def _as_number_or_text(value: Any) -> Any:
+    """What `json.dumps(default=str)` writes for what orjson hands back: a float
+    subclass (numpy's) as its number, anything else as its `str`."""
+    return float(value) if isinstance(value, float) else str(value)
+
+
+_stdlib_line = encoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
+def dump_line(value: Any) -> bytes:
+    """`value` as one line of a JSON-lines file, newline included: compact, sorted
+    keys, UTF-8, unknown types as their `str`. What orjson refuses (an integer past
+    64 bits, a key that is not text) is written by the stdlib instead."""
+    try:
+        return orjson.dumps(value, default=_as_number_or_text,
+                            option=_SORTED | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        return (_stdlib_line(value) + "\n").encode("utf-8", "surrogatepass")
+
+
+def dump_pretty(value: Any) -> bytes:
+    """`value` indented by two, keys sorted, for the files people open (summary,
+    config); unknown types as their `str`, as `dump_line`."""
+    try:
+        return orjson.dumps(value, default=_as_number_or_text,
+                            option=_SORTED | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+        return (text + "\n").encode("utf-8", "surrogatepass")
+
+
+# orjson reads an integer past 64 bits as a float, silently; json keeps it exact. A
+# line where 19 digits follow what may start a number (`[`, `,`, `:`, `-`, white space,
+# the line's start) may hold one, and goes to json. Digits inside strings rarely
+# match (the hex of hashes follows a letter or a quote): when they do, only slower.
+_NUMBER_MARKS = bytes.maketrans(b"0123456789[,:- \t\r\n", b"0" * 10 + b"|" * 8)
+_LONG_INTEGER = b"|" + b"0" * 19
+
+
+def _may_hold_long_integer(raw: bytes | bytearray) -> bool:
+    marked = raw.translate(_NUMBER_MARKS)
+    return _LONG_INTEGER in marked or marked.startswith(_LONG_INTEGER[1:])
 
 
 def decode_line(raw: bytes | bytearray | str) -> Any:
-    """`json.loads(raw)` for one line of a JSON-lines file, a third of its cost on the
-    lines a run writes: the C scanner is called directly, skipping the encoding sniff
-    and the wrapper calls. Anything it does not take cleanly (leading space, trailing
-    data, invalid JSON) goes to `json.loads`, so values and errors are json's own."""
-    try:
-        text = raw.decode() if isinstance(raw, bytes | bytearray) else raw
-        value, end = _scan_once(text, 0)
-    except (StopIteration, ValueError):  # not UTF-8 (json.loads also reads UTF-16 and
-        return json.loads(raw)  # UTF-32), or not JSON: json's own answer or error
-    if end != len(text) and text[end:].strip(" \t\n\r"):  # JSON's whitespace only
+    """`json.loads(raw)` for one line of a JSON-lines file, at orjson's speed. Anything
+    orjson refuses (NaN, lone surrogates, UTF-16, a byte-order mark, invalid JSON)
+    or might read otherwise (long integers) goes to `json.loads`, so values and errors
+    are json's own."""
+    if isinstance(raw, str) or _may_hold_long_integer(raw):
         return json.loads(raw)
-    return value
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)

@@ -26,6 +26,7 @@ from typing import Any
 
 from memeval.errors import MemevalError
 from memeval.jsonenc import canonical_json as _canonical
+from memeval.jsonenc import canonical_key
 from memeval.judges.base import Judgement, MemoryVerdict
 from memeval.labels import memory_key
 from memeval.usage import Usage
@@ -228,10 +229,10 @@ class PayloadStore:
         self._known = set(known)
         self._pending: dict[str, Any] = {}
         # Hashes of items that recur (manifest lines, headers, verdicts): a text by
-        # itself, anything else by its canonical JSON, which is what its hash would
-        # encode anyway, so a repeat costs one C encode and no SHA-256.
+        # itself, anything else by its JSON, so a repeat costs one encode and no
+        # canonical text or SHA-256.
         self._texts: dict[str, str] = {}
-        self._encoded: dict[str, str] = {}
+        self._encoded: dict[str | bytes, str] = {}
 
     def ref(self, value: Any) -> dict[str, str]:
         return {_REF: self._keep(value, payload_hash(value))}
@@ -255,18 +256,17 @@ class PayloadStore:
     def _digest(self, item: Any) -> str:
         """An item's hash, remembered while the memo stays under its bound."""
         if isinstance(item, str):
-            memo, key, canonical = self._texts, item, None
+            memo: dict[Any, str] = self._texts
+            key: str | bytes = item
         else:
-            memo = self._encoded
-            key = canonical = _canonical(item)
-            if len(canonical) > _MEMO_CHARS:  # a long item (a memory's content): no copy kept
-                return self._keep(item, _hash_of(canonical))
+            memo, key = self._encoded, canonical_key(item)
+            if len(key) > _MEMO_CHARS:  # a long item (a memory's content): no copy kept
+                return self._keep(item, payload_hash(item))
         digest = memo.get(key)
         if digest is None:
             if len(memo) >= _MEMO_ITEMS:  # a bound, whatever a run repeats
                 memo.clear()
-            digest = memo[key] = self._keep(
-                item, payload_hash(item) if canonical is None else _hash_of(canonical))
+            digest = memo[key] = self._keep(item, payload_hash(item))
         return digest
 
     def maybe_ref(self, value: Any) -> Any:

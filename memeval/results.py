@@ -21,7 +21,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from memeval.errors import MemevalError
-from memeval.jsonenc import decode_line, encoder
+from memeval.jsonenc import decode_line, dump_line, dump_pretty
 from memeval.record import (
     READABLE_VERSIONS,
     PayloadStore,
@@ -65,7 +65,10 @@ def read_payloads(run_dir: Path) -> dict[str, Any]:
     return {entry["h"]: entry["v"] for _, entry in _lines(run_dir / PAYLOADS_FILE)}
 
 
-_HASH_AT = len(b'{"h": "')  # payload lines are written with sorted keys: "h" comes first
+# Payload lines are written with sorted keys, so "h" comes first: compact since orjson
+# wrote them (2026-12), with json's spaces before.
+_LAYOUTS = (b'{"h":"', b'{"h": "')
+_HASH_LEN = 16
 _READ_AHEAD = 4096  # bytes a payload read asks for first; a longer line is read buffered
 _pread = getattr(os, "pread", None)  # not on Windows
 EAGER_BYTES = 4 * 2**20  # a payload file this small is decoded whole when opened
@@ -76,6 +79,16 @@ def _split_lines(data: bytes) -> list[bytes]:
     pieces = data.split(b"\n")
     last = pieces.pop()
     return [piece + b"\n" for piece in pieces] + ([last] if last else [])
+
+
+def _digest_of(raw: bytes) -> str:
+    """The hash a payload line is stored under, read off its start when the line has
+    a writer's layout, else parsed."""
+    for layout in _LAYOUTS:
+        start = len(layout)
+        if raw.startswith(layout) and raw[start + _HASH_LEN:start + _HASH_LEN + 1] == b'"':
+            return raw[start:start + _HASH_LEN].decode("ascii", "replace")
+    return str(json.loads(raw)["h"])
 
 
 class PayloadFile(Mapping[str, Any]):
@@ -101,9 +114,7 @@ class PayloadFile(Mapping[str, Any]):
             for raw in _split_lines(handle.read()) if small else handle:
                 if not raw.endswith(b"\n"):
                     break  # torn by a killed run: no row points at it
-                digest = raw[_HASH_AT:_HASH_AT + 16].decode("ascii", "replace")
-                if raw[:_HASH_AT] != b'{"h": "' or raw[_HASH_AT + 16:_HASH_AT + 17] != b'"':
-                    digest = str(json.loads(raw)["h"])  # not the writer's layout: parse it
+                digest = _digest_of(raw)
                 if digest not in self._offsets:
                     self._offsets[digest] = offset
                     if small:
@@ -253,24 +264,22 @@ def read_results(run_dir: Path) -> list[TurnResult]:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write a whole file or nothing: readers never see half a summary or report."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """`atomic_write_text` for bytes."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
 
 
 def write_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str,
-                                       allow_nan=False) + "\n")
-
-
-_encode_line = encoder(sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _dump(obj: Any) -> bytes:
-    return _encode_line(obj).encode() + b"\n"
+    """`data` as indented JSON, whole or not at all (non-finite numbers as null)."""
+    atomic_write_bytes(path, dump_pretty(data))
 
 
 class ResultsWriter:
@@ -352,9 +361,9 @@ class ResultsWriter:
         start = results[0].turn_index
         rows = [{**r.to_dict(self._payloads), "unit_size": len(results), "unit_start": start}
                 for r in results]
-        self._waiting_payloads += [_dump({"h": h, "v": v})
+        self._waiting_payloads += [dump_line({"h": h, "v": v})
                                    for h, v in self._payloads.pending().items()]
-        self._waiting.append(b"".join(_dump(row) for row in rows))
+        self._waiting.append(b"".join(dump_line(row) for row in rows))
         self._turns.update(r.turn_key for r in results)
         self.row_count += len(rows)
         self.units_written += 1
@@ -406,7 +415,7 @@ class ResultsWriter:
                 with tmp.open("wb") as out:
                     for _, row in _lines(self.path):
                         if unit_key(row) in done:
-                            out.write(_dump(row))
+                            out.write(dump_line(row))
                     out.flush()
                     os.fsync(out.fileno())
                 os.replace(tmp, self.path)

@@ -5,13 +5,23 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memeval.jsonenc import decode_line, encoder
+from memeval.jsonenc import (
+    canonical_json,
+    canonical_key,
+    decode_line,
+    dump_line,
+    dump_pretty,
+    encoder,
+)
+from memeval.summary import clean
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -59,11 +69,54 @@ def _outcome(read: Any, raw: bytes | str) -> tuple[str, str]:
         return type(exc).__name__, str(exc)
 
 
-@given(value=json_values, ascii_only=st.booleans())
-def test_a_written_line_reads_back_as_json_loads_reads_it(value: Any, ascii_only: bool) -> None:
-    line = json.dumps(value, ensure_ascii=ascii_only) + "\n"
-    for raw in (line, line.encode()):
+@given(value=json_values, ascii_only=st.booleans(), compact=st.booleans())
+def test_a_written_line_reads_back_as_json_loads_reads_it(value: Any, ascii_only: bool,
+                                                          compact: bool) -> None:
+    line = json.dumps(value, ensure_ascii=ascii_only,
+                      separators=(",", ":") if compact else None) + "\n"
+    for raw in (line, line.encode(), dump_line(value)):
         assert _outcome(decode_line, raw) == _outcome(json.loads, raw)
+
+
+long_integers = st.integers(min_value=2**63 - 5, max_value=2**70) | st.integers(
+    min_value=-(2**70), max_value=-(2**63) + 5)
+
+
+@given(value=st.recursive(long_integers | json_values, lambda inner: st.lists(inner, max_size=3)
+                          | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+                          max_leaves=8))
+def test_integers_past_64_bits_stay_exact(value: Any) -> None:
+    for raw in (dump_line(value), json.dumps(value, separators=(",", ":")).encode()):
+        assert json.dumps(decode_line(raw), sort_keys=True) == json.dumps(value, sort_keys=True)
+
+
+@given(value=json_values | st.floats())
+def test_dump_line_is_one_sorted_line_that_reads_back_with_nan_as_null(value: Any) -> None:
+    raw = dump_line(value)
+    assert raw.endswith(b"\n") and raw.count(b"\n") == 1
+    assert decode_line(raw) == json.loads(json.dumps(clean(value), sort_keys=True))
+    if isinstance(value, dict):
+        assert list(decode_line(raw)) == sorted(value)
+
+
+def test_dump_line_writes_unknown_types_as_json_dumps_default_str_does() -> None:
+    value = {"when": date(2026, 12, 4), "tag": Path("a/b"), "share": np.float64(0.25),
+             "count": np.int64(3), "big": 2**80, "keys": {1: "one", 2: "two"}}
+    expected = json.loads(json.dumps(value, default=str, sort_keys=False))
+    assert decode_line(dump_line(value)) == expected
+    assert decode_line(dump_pretty(value)) == expected
+
+
+def test_a_text_with_a_lone_surrogate_is_kept() -> None:
+    value = {"path": "memdir/\udcff.md"}  # a file name that is not UTF-8, as os gives it
+    assert decode_line(dump_line(value)) == value
+
+
+@given(value=json_values, other=json_values)
+def test_canonical_keys_are_equal_exactly_when_canonical_json_is(value: Any, other: Any) -> None:
+    assert (canonical_key(value) == canonical_key(other)) == (
+        canonical_json(value) == canonical_json(other))
+    assert canonical_key(value) == canonical_key(json.loads(canonical_json(value)))
 
 
 @pytest.mark.parametrize("raw", [

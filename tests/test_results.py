@@ -283,8 +283,9 @@ def test_lines_that_parse_only_when_joined_are_read_one_by_one(tmp_path):
 @pytest.mark.parametrize("pread", [True, False], ids=["pread", "no-pread"])
 def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch, pread):
     import memeval.results
+    from memeval.jsonenc import dump_line
     from memeval.record import PayloadStore
-    from memeval.results import PayloadFile, _dump
+    from memeval.results import PayloadFile
 
     monkeypatch.setattr(memeval.results, "EAGER_BYTES", 0)  # each line read when asked for
     if not pread:  # as on Windows
@@ -294,12 +295,41 @@ def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch, 
     values = ["x" * n for n in (10, 4095, 4096, 4097, 70_000)] + [{"é": "ü" * 9000}]
     digests = [store.ref(v)["$"] for v in values]
     (tmp_path / "payloads.jsonl").write_bytes(
-        b"".join(_dump({"h": h, "v": v}) for h, v in store.pending().items()))
+        b"".join(dump_line({"h": h, "v": v}) for h, v in store.pending().items()))
     lazy = PayloadFile(tmp_path / "payloads.jsonl")
     try:
         assert [lazy[d] for d in reversed(digests)] == values[::-1]
     finally:
         lazy.close()
+
+
+@pytest.mark.parametrize("eager", [True, False], ids=["decoded-whole", "lazy"])
+@pytest.mark.parametrize("layout", ["compact", "spaced", "keys-reordered"])
+def test_payload_files_of_every_layout_read_back(tmp_path, monkeypatch, eager, layout):
+    """Payload lines written by orjson (compact), by memeval before it (json's spaces),
+    or by hand (keys in another order) give the same values."""
+    import memeval.results
+    from memeval.jsonenc import dump_line
+    from memeval.record import PayloadStore
+    from memeval.results import PayloadFile
+
+    if not eager:
+        monkeypatch.setattr(memeval.results, "EAGER_BYTES", 0)
+    store = PayloadStore()
+    values = ["text", ["a", 1, None], {"b": 2.5, "a": "é"}, 2**70]
+    digests = [store.ref(v)["$"] for v in values]
+    write = {
+        "compact": dump_line,
+        "spaced": lambda e: (json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n").encode(),
+        "keys-reordered": lambda e: (json.dumps({"v": e["v"], "h": e["h"]}) + "\n").encode(),
+    }[layout]
+    (tmp_path / "payloads.jsonl").write_bytes(
+        b"".join(write({"h": h, "v": v}) for h, v in store.pending().items()))
+    payloads = PayloadFile(tmp_path / "payloads.jsonl")
+    try:
+        assert [payloads[d] for d in digests] == values
+    finally:
+        payloads.close()
 
 
 def test_summary_streamed_from_the_folder_equals_the_summary_of_the_rows_written(tmp_path):

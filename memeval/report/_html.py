@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
@@ -70,53 +71,80 @@ def pack_json(data: Any) -> Markup:
     view), so it packs about tenfold: what keeps a LoCoMo-sized report under 10 MB.
     Base64 has no character that could close the block. The JSON is encoded and
     compressed piece by piece, never held whole; bidi controls are made visible in
-    the encoded text (they can only occur inside its strings), and data holding NaN
-    or numpy values takes the slower path through `clean`. `mtime=0` keeps the page
+    the encoded text (they can only occur inside its strings), and data holding
+    numpy values takes the slower path through `clean`. `mtime=0` keeps the page
     byte-identical for identical data.
     """
     buffer = io.BytesIO()
     try:
         _gzip_json(data, buffer)
-    except (TypeError, ValueError):  # NaN, infinity or numpy: clean a copy first
+    except (TypeError, ValueError):  # numpy (or NaN the stdlib met): clean a copy first
         buffer = io.BytesIO()
         _gzip_json(clean(data), buffer)
     return Markup(json.dumps({"gz": base64.b64encode(buffer.getvalue()).decode("ascii")}))
 
 
 def _gzip_json(data: Any, buffer: io.BytesIO) -> None:
-    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=6, mtime=0) as out:
-        pending: list[str] = []
+        pending: list[bytes] = []
         size = 0
-        for chunk in _pieces(data, encoder):
+        for chunk in _pieces(data):
             pending.append(chunk)
             size += len(chunk)
             if size > 1 << 16:
-                out.write(visible_bidi("".join(pending)).encode("utf-8"))
+                out.write(_visible_bidi_utf8(b"".join(pending)))
                 pending, size = [], 0
-        out.write(visible_bidi("".join(pending)).encode("utf-8"))
+        out.write(_visible_bidi_utf8(b"".join(pending)))
 
 
-def _pieces(value: Any, encoder: json.JSONEncoder, depth: int = 2) -> Iterator[str]:
-    """`encoder.iterencode(value)`, but each value below the top `depth` levels of
-    containers encoded in one call of the C encoder (the streaming encoder is pure
-    Python, several times slower): a report's payload is a dict of tables, so each
-    turn view (a few KB) is one piece, and the whole is never held at once."""
+# `_BIDI` in UTF-8: a lead byte never continues another character, so a match is
+# always a whole character.
+_BIDI_UTF8 = re.compile(rb"\xd8\x9c|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def _visible_bidi_utf8(data: bytes) -> bytes:
+    """`visible_bidi` of UTF-8 text."""
+    if not _BIDI_UTF8.search(data):
+        return data
+    return _BIDI_UTF8.sub(lambda m: f"⟨U+{ord(m.group(0).decode()):04X}⟩".encode(), data)
+
+
+_STDLIB = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _refuse(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _encode(value: Any) -> bytes:
+    """`value` as compact UTF-8 JSON: orjson's, NaN as null (what `clean` makes of
+    it); what orjson refuses (a long integer, a key that is not text) the stdlib
+    writes, raising what it raises (numpy, NaN) for `pack_json` to clean."""
+    try:
+        return orjson.dumps(value, default=_refuse)
+    except TypeError:
+        return _STDLIB.encode(value).encode("utf-8")
+
+
+def _pieces(value: Any, depth: int = 2) -> Iterator[bytes]:
+    """`_encode(value)` in pieces: each value below the top `depth` levels of
+    containers is encoded in one call, so a report's payload (a dict of tables) goes
+    a turn view (a few KB) at a time and the whole is never held at once."""
     if depth and isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        yield "{"
+        yield b"{"
         for i, (key, item) in enumerate(value.items()):
-            yield ("," if i else "") + encoder.encode(key) + ":"
-            yield from _pieces(item, encoder, depth - 1)
-        yield "}"
+            yield (b"," if i else b"") + _encode(key) + b":"
+            yield from _pieces(item, depth - 1)
+        yield b"}"
     elif depth and isinstance(value, list | tuple):
-        yield "["
+        yield b"["
         for i, item in enumerate(value):
             if i:
-                yield ","
-            yield from _pieces(item, encoder, depth - 1)
-        yield "]"
+                yield b","
+            yield from _pieces(item, depth - 1)
+        yield b"]"
     else:
-        yield encoder.encode(value)
+        yield _encode(value)
 
 
 def unpack_json(block: str) -> Any:
