@@ -57,12 +57,19 @@ def clean(value: Any) -> Any:
     return value
 
 
+def _plain_column(dtype: Any) -> bool:
+    """Does `tolist` give this column's cells as `to_dict` does: numpy's, and text
+    whose missing value is NaN (pandas' default `str`; `string`'s pd.NA is boxed)."""
+    return isinstance(dtype, np.dtype) or (
+        isinstance(dtype, pd.StringDtype) and dtype.na_value is np.nan)
+
+
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """`clean(frame.to_dict(orient="records"))`, from whole columns (`tolist` gives
-    Python values at C speed; pandas boxes each cell on its own). Tables of numpy
-    columns only: pandas' nullable types, repeated or no columns take its own path."""
+    Python values at C speed; pandas boxes each cell on its own). Tables of numpy and
+    text columns only: pandas' nullable types, repeated or no columns take its own path."""
     if frame.columns.empty or not frame.columns.is_unique or not all(
-            isinstance(dtype, np.dtype) for dtype in frame.dtypes):
+            map(_plain_column, frame.dtypes)):
         return clean(frame.to_dict(orient="records"))
     names = [str(c) for c in frame.columns]
     columns = [frame[c].tolist() for c in frame.columns]

@@ -413,6 +413,8 @@ def test_summary_records_of_unusual_tables_are_pandas_own() -> None:
     nullable = pd.DataFrame({"n": pd.array([1, None], dtype="Int64"), "x": [0.5, None]})
     repeated = pd.DataFrame([[1, 2]], columns=["a", "a"])
     no_columns = pd.DataFrame(index=[0, 1])
-    for table in (nullable, repeated, no_columns):
+    texts = pd.DataFrame({"s": pd.array(["a", None], dtype="str"),
+                          "t": pd.array(["b", None], dtype="string"), "o": ["c", None]})
+    for table in (nullable, repeated, no_columns, texts):
         expected = clean(table.to_dict(orient="records"))
         assert json.dumps(_records(table), default=repr) == json.dumps(expected, default=repr)

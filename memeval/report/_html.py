@@ -98,13 +98,16 @@ def _gzip_json(data: Any, buffer: io.BytesIO) -> None:
 
 
 # `_BIDI` in UTF-8: a lead byte never continues another character, so a match is
-# always a whole character.
-_BIDI_UTF8 = re.compile(rb"\xd8\x9c|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+# always a whole character. Looked for one literal prefix at a time (a fast scan
+# each; the alternation is tried at every byte, seven times slower on a page's data).
+_BIDI_UTF8_PARTS = (rb"\xe2\x80[\x8e\x8f\xaa-\xae]", rb"\xe2\x81[\xa6-\xa9]", rb"\xd8\x9c")
+_BIDI_UTF8_SEARCHES = tuple(re.compile(part).search for part in _BIDI_UTF8_PARTS)
+_BIDI_UTF8 = re.compile(b"|".join(_BIDI_UTF8_PARTS))
 
 
 def _visible_bidi_utf8(data: bytes) -> bytes:
     """`visible_bidi` of UTF-8 text."""
-    if not _BIDI_UTF8.search(data):
+    if not any(search(data) for search in _BIDI_UTF8_SEARCHES):
         return data
     return _BIDI_UTF8.sub(lambda m: f"⟨U+{ord(m.group(0).decode()):04X}⟩".encode(), data)
 
