@@ -14,6 +14,7 @@ dependencies stay optional) and the entry-point groups `memeval.selectors` and
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -184,6 +185,29 @@ class ParamInfo:
         return f"{self.name} ({kind}, default {default})"
 
 
+@functools.cache
+def _factory_params(target: Callable[..., Any]) -> tuple[ParamInfo, ...]:
+    """A factory's spec parameters, read from its signature once (a selector is built
+    for every unit of a run, and reading type hints costs more than building it)."""
+    signature = inspect.signature(target)
+    init = target.__init__ if isinstance(target, type) else target
+    try:
+        hints = typing.get_type_hints(init)
+    except Exception:  # unresolvable annotations: treat values as strings
+        hints = {}
+    out = []
+    for p in signature.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name.startswith("_"):
+            continue
+        if p.name in _RESERVED:
+            continue
+        annotation = hints.get(p.name, p.annotation)
+        if not _expressible(annotation):
+            continue  # e.g. an injected client object: code may pass it, specs cannot
+        out.append(ParamInfo(p.name, annotation, p.default))
+    return tuple(out)
+
+
 @dataclass
 class _Entry:
     """A registered name: a factory now, or a loader that yields one when first used."""
@@ -304,24 +328,10 @@ class Registry(Generic[T]):
     @staticmethod
     def _params_of(entry: _Entry) -> tuple[ParamInfo, ...]:
         assert entry.factory is not None
-        target = entry.factory
-        signature = inspect.signature(target)
-        init = target.__init__ if isinstance(target, type) else target
         try:
-            hints = typing.get_type_hints(init)
-        except Exception:  # unresolvable annotations: treat values as strings
-            hints = {}
-        out = []
-        for p in signature.parameters.values():
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name.startswith("_"):
-                continue
-            if p.name in _RESERVED:
-                continue
-            annotation = hints.get(p.name, p.annotation)
-            if not _expressible(annotation):
-                continue  # e.g. an injected client object: code may pass it, specs cannot
-            out.append(ParamInfo(p.name, annotation, p.default))
-        return tuple(out)
+            return _factory_params(entry.factory)
+        except TypeError:  # an unhashable factory (a callable object): read each time
+            return _factory_params.__wrapped__(entry.factory)
 
     def canonical(self, name: str, arg: str | None = None, **params: Any) -> str:
         """The canonical spec string of `name` built with `params`.
@@ -363,10 +373,9 @@ class Registry(Generic[T]):
                 )
             kwargs[entry.arg] = _convert(parsed.arg, infos[entry.arg].annotation) \
                 if entry.arg in infos else parsed.arg
-        open_ended = _accepts_var_keyword(entry.factory)
         for key, raw in parsed.params:
             info = infos.get(key)
-            if info is None and open_ended and key != entry.arg:
+            if info is None and key != entry.arg and _accepts_var_keyword(entry.factory):
                 kwargs[key] = raw  # a **kwargs factory checks its own values
                 continue
             if info is None or key == entry.arg:

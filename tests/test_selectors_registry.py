@@ -231,3 +231,23 @@ def test_a_broken_plugin_names_itself(tmp_path: Path, monkeypatch: pytest.Monkey
     assert "broken" in reg.available()  # listing does not import plugins
     with pytest.raises(MemevalError, match=r"'no_such_module_xyz:Thing'.*failed to load"):
         reg.resolve("broken")
+
+
+class _UnhashableFactory:
+    """A factory object that cannot be a cache key: its parameters are read each time."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __call__(self, k: int = 1) -> _Probe:
+        probe = _Probe()
+        probe.limit = k
+        return probe
+
+
+def test_factory_objects_that_cannot_be_hashed_still_resolve() -> None:
+    reg = _fresh()
+    reg.register("unhashable", _UnhashableFactory())
+    assert reg.resolve("unhashable?k=3").limit == 3
+    assert [p.name for p in reg.params("unhashable")] == ["k"]
+    with pytest.raises(MemevalError, match="unknown parameter 'j'"):
+        reg.resolve("unhashable?j=3")
