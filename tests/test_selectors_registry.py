@@ -244,6 +244,9 @@ class _UnhashableFactory:
         return probe
 
 
+_UnhashableFactory.__call__.__annotations__ = {"k": int}  # this module's are postponed
+
+
 def test_factory_objects_that_cannot_be_hashed_still_resolve() -> None:
     reg = _fresh()
     reg.register("unhashable", _UnhashableFactory())
