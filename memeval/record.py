@@ -232,7 +232,8 @@ class PayloadStore:
         # itself, anything else by its JSON, so a repeat costs one encode and no
         # canonical text or SHA-256.
         self._texts: dict[str, str] = {}
-        self._encoded: dict[str | bytes, str] = {}
+        self._encoded: dict[Any, str] = {}
+        self._listed: dict[str, str] = {}  # a list's item hashes -> the list's hash
 
     def ref(self, value: Any) -> dict[str, str]:
         return {_REF: self._keep(value, payload_hash(value))}
@@ -243,31 +244,49 @@ class PayloadStore:
             self._pending[digest] = value
         return digest
 
-    def refs(self, values: Iterable[Any]) -> dict[str, str] | list[Any]:
-        """A list stored as one payload of its items' references (each item once too).
+    def refs(self, values: Iterable[Any], stored: Stored | None = None,
+             root: str = "") -> dict[str, str] | list[Any]:
+        """A list stored as one payload of its items' references (each item once too);
+        `stored(item, root)`, when given, is what is kept of each item.
 
         Lists that recur whole (a turn's candidates under every selector) then cost
         one reference in the row, and lists that differ by an item (the next turn's
         manifest) share every other item. An empty list stays inline.
         """
-        digests = "".join(self._digest(v) for v in values)
-        return self.ref({_REFS: digests}) if digests else []
+        digests = "".join([self._digest(v, stored, root) for v in values])
+        if not digests:
+            return []
+        digest = self._listed.get(digests)
+        if digest is None:
+            if len(self._listed) >= _MEMO_ITEMS:
+                self._listed.clear()
+            listed = {_REFS: digests}
+            digest = self._listed[digests] = self._keep(listed, payload_hash(listed))
+        return {_REF: digest}
 
-    def _digest(self, item: Any) -> str:
-        """An item's hash, remembered while the memo stays under its bound."""
-        if isinstance(item, str):
+    def _digest(self, item: Any, stored: Stored | None = None, root: str = "") -> str:
+        """An item's hash (of `stored(item, root)` when given), remembered while the
+        memo stays under its bound: a repeat costs one encode of the item as it
+        comes, not the making of what is stored of it."""
+        if isinstance(item, str) and stored is None:
             memo: dict[Any, str] = self._texts
-            key: str | bytes = item
+            key: Any = item
         else:
             memo, key = self._encoded, canonical_key(item)
             if len(key) > _MEMO_CHARS:  # a long item (a memory's content): no copy kept
-                return self._keep(item, payload_hash(item))
+                return self._keep_stored(item, stored, root)
+            if stored is not None:
+                key = (stored, root, key)
         digest = memo.get(key)
         if digest is None:
             if len(memo) >= _MEMO_ITEMS:  # a bound, whatever a run repeats
                 memo.clear()
-            digest = memo[key] = self._keep(item, payload_hash(item))
+            digest = memo[key] = self._keep_stored(item, stored, root)
         return digest
+
+    def _keep_stored(self, item: Any, stored: Stored | None, root: str) -> str:
+        value = item if stored is None else stored(item, root)
+        return self._keep(value, payload_hash(value))
 
     def maybe_ref(self, value: Any) -> Any:
         """`value` by reference when it is worth one (a non-empty list or a long text)."""
@@ -285,12 +304,18 @@ class PayloadStore:
 
 _MEMO_ITEMS = 100_000  # recurring items whose hash is remembered, per kind
 _MEMO_CHARS = 2_000  # ... when their canonical JSON is at most this long (≤ ~400 MB)
+Stored = Callable[[Any, str], Any]  # what is stored of a listed item, given the root
 
 
 def _relative(path: Any, root: str) -> Any:
     if root and isinstance(path, str) and path.startswith(root):
         return path[len(root):].lstrip("/") or "."
     return path
+
+
+def _candidate_item(item: Mapping[str, Any], root: str) -> dict[str, Any]:
+    """A candidate header without its absolute path (its filename names the file)."""
+    return {k: v for k, v in item.items() if k != "file_path"}
 
 
 def _relative_item(item: Mapping[str, Any], root: str) -> dict[str, Any]:
@@ -309,8 +334,7 @@ def compact_record(record: Mapping[str, Any], root: str, store: PayloadStore) ->
     out = {k: v for k, v in record.items() if k not in _DERIVED}
     dirs = []
     for d in record.get("dirs") or ():
-        candidates = store.refs({k: v for k, v in c.items() if k != "file_path"}
-                                for c in d.get("candidates") or ())
+        candidates = store.refs(d.get("candidates") or (), _candidate_item)
         manifest = d.get("manifest") or ""
         entry = {**d, "memory_dir": _relative(d.get("memory_dir"), root),
                  "candidates": candidates,
@@ -321,7 +345,7 @@ def compact_record(record: Mapping[str, Any], root: str, store: PayloadStore) ->
         dirs.append(entry)
     out["dirs"] = dirs
     for name in _MEMORY_LISTS:
-        out[name] = store.refs(_relative_item(m, root) for m in record.get(name) or ())
+        out[name] = store.refs(record.get(name) or (), _relative_item, root)
     return out
 
 

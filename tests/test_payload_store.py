@@ -33,6 +33,25 @@ def test_a_list_is_stored_under_the_hashes_of_its_items(values: list) -> None:
     assert store.pending() == {}  # nothing is stored twice
 
 
+def _drop_first_key(item: dict, root: str) -> dict:
+    """What a store keeps of an item: all but its first key, the root appended."""
+    return {**dict(list(item.items())[1:]), "root": root}
+
+
+@given(st.lists(st.dictionaries(st.text(max_size=3), scalars, min_size=1, max_size=4),
+                min_size=1, max_size=6), st.sampled_from(["", "/a", "/b"]))
+@example([{"path": "/a/x", "n": 1}, {"path": "/b/x", "n": 1}], "/a")  # same kept, raw apart
+def test_what_is_kept_of_items_is_hashed_whatever_the_memo_saw(items: list, root: str) -> None:
+    store = PayloadStore()
+    for other_root in ("/c", root):  # the same raw items under another root first
+        kept = [_drop_first_key(item, other_root) for item in items]
+        expected = payload_hash({"$*": "".join(payload_hash(k) for k in kept)})
+        for _ in range(2):  # the second pass answers from the memo
+            assert store.refs(items, _drop_first_key, other_root) == {"$": expected}
+        pending = store.pending()
+        assert all(pending[payload_hash(k)] == k for k in kept)
+
+
 def test_a_reference_in_any_mapping_resolves() -> None:
     from collections import OrderedDict
 
