@@ -91,6 +91,28 @@ def _digest_of(raw: bytes) -> str:
     return str(json.loads(raw)["h"])
 
 
+def _decode_whole(data: bytes) -> dict[str, Any] | None:
+    """hash -> value of a payload file this writer wrote, in one decode; None when any
+    line is unlike its layout (the line-by-line reading then decides). Each complete
+    line starts with the layout and holds it nowhere else, so the entries of the
+    joined lines are the lines, one each: lines that parse only when joined differ
+    in count (a torn last line is left out; the first copy of a hash wins)."""
+    body = data[:data.rfind(b"\n") + 1]
+    lines = body.count(b"\n")
+    layout = _LAYOUTS[0]
+    if not lines or not body.startswith(layout) or body.count(layout) != lines \
+            or body.count(b"\n" + layout) != lines - 1:
+        return None
+    try:
+        entries = decode_line(b"[" + body[:-1].replace(b"\n", b",") + b"]")
+        values: dict[str, Any] = {}
+        for entry in entries:
+            values.setdefault(entry["h"], entry["v"])
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return None
+    return values if len(entries) == lines else None
+
+
 class PayloadFile(Mapping[str, Any]):
     """`payloads.jsonl` read lazily: an index of where each hash's line starts, and
     the line parsed only when asked for (`Resolver` keeps what is asked for often).
@@ -104,6 +126,7 @@ class PayloadFile(Mapping[str, Any]):
         self.path = path
         self._offsets: dict[str, int] = {}
         self._values: dict[str, Any] = {}
+        self._keys: Mapping[str, Any] = self._offsets  # every hash the file holds
         self._handle: Any = None
         if not path.exists():
             return
@@ -111,7 +134,12 @@ class PayloadFile(Mapping[str, Any]):
         firsts: list[bytes] = []  # of a small file: the first line of each hash
         with path.open("rb") as handle:
             small = os.fstat(handle.fileno()).st_size <= EAGER_BYTES
-            for raw in _split_lines(handle.read()) if small else handle:
+            data = handle.read() if small else b""
+            whole = _decode_whole(data) if small else None
+            if whole is not None:
+                self._values = self._keys = whole
+                return
+            for raw in _split_lines(data) if small else handle:
                 if not raw.endswith(b"\n"):
                     break  # torn by a killed run: no row points at it
                 digest = _digest_of(raw)
@@ -151,13 +179,13 @@ class PayloadFile(Mapping[str, Any]):
         return decode_line(self._handle.readline())["v"]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._offsets)
+        return iter(self._keys)
 
     def __len__(self) -> int:
-        return len(self._offsets)
+        return len(self._keys)
 
     def __contains__(self, digest: object) -> bool:
-        return digest in self._offsets
+        return digest in self._keys
 
     def close(self) -> None:
         if self._handle is not None:

@@ -280,6 +280,47 @@ def test_lines_that_parse_only_when_joined_are_read_one_by_one(tmp_path):
         lazy.close()
 
 
+_A, _B, _C = "a" * 16, "b" * 16, "c" * 16
+
+
+@pytest.mark.parametrize("text", [
+    # the layout twice on a line, and a line that holds no layout at its start
+    f'{{"h":"{_A}","v":[{{"h":"{_B}","v":1}}\n2]}},{{"v":3,"h":"{_C}"}}\n',
+    f'{{"h":"{_A}","v":[1\n{{"h":"{_B}","v":2}}]}},{{"h":"{_C}","v":3}}\n',
+    f'{{"h":"{_A}","v":[1\n{{"h":"{_B}","v":2}}]}}\n',  # two lines, one entry
+    f'{{"h":"{_A}","v":1}}\n{{"h":"{_B}","v":2}}\n{{"h":"{_A}","v":3}}\n{{"h":"{_C}","v":',
+    f'{{"h":"{_A}","v":{{"h":"{_B}"}}}}\n{{"h":"{_B}","v":[]}}\n',  # a value keyed "h"
+    f'{{"h":"{_A}","v":1}}\n\n{{"h":"{_B}","v":2}}\n',  # an empty line
+    f'{{"h":"{_A}","v":NaN}}\n{{"h":"{_B}","v":12345678901234567890}}\n',
+], ids=["shifted", "joined", "merged", "duplicate-and-torn", "nested-h", "empty-line", "json-only"])
+def test_a_file_decoded_whole_reads_as_its_lines_one_by_one(tmp_path, monkeypatch, text):
+    """Whatever a hand or a crash made of the file, decoding it whole gives the values
+    (or the error) reading each line when asked for gives."""
+    import memeval.results
+    from memeval.results import PayloadFile
+
+    path = tmp_path / "payloads.jsonl"
+    path.write_text(text)
+
+    def outcome():
+        try:
+            payloads = PayloadFile(path)
+        except ValueError as exc:
+            return ("open", type(exc).__name__)
+        got = {}
+        for digest in (_A, _B, _C):
+            try:
+                got[digest] = json.dumps(payloads[digest])
+            except (KeyError, ValueError) as exc:
+                got[digest] = type(exc).__name__
+        payloads.close()
+        return got, sorted(payloads)
+
+    whole = outcome()
+    monkeypatch.setattr(memeval.results, "EAGER_BYTES", 0)
+    assert whole == outcome()
+
+
 @pytest.mark.parametrize("pread", [True, False], ids=["pread", "no-pread"])
 def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch, pread):
     import memeval.results
