@@ -1,18 +1,20 @@
 """The JSON a run writes and reads dozens of times a turn, at C speed.
 
-Two kinds of text. Hashed text (payload addresses, model-request keys) must never
-change spelling, so `canonical_json` is exactly `json.dumps` with its options, from an
-encoder built once and reused (a test holds them together). Stored lines
-(`results.jsonl`, `payloads.jsonl`, `summary.json`) only have to read back the same,
-so they are written and read with orjson, several times faster; whatever orjson
-refuses or could misread falls back to the stdlib, so values and errors stay json's.
-As everywhere in memeval's files, a non-finite number is stored as null: JSON has no
-NaN, and tools other than Python's reject the `NaN` token.
+Three kinds of text. Model-request keys (the response cache's) must never change
+spelling, so `canonical_json` is exactly `json.dumps` with its options, from an
+encoder built once and reused (a test holds them together). Payload addresses and
+memo keys are `canonical_key`, orjson's sorted text: one spelling per value within
+a version. Stored lines (`results.jsonl`, `payloads.jsonl`, `summary.json`) only have
+to read back the same, so they are written and read with orjson, several times
+faster; whatever orjson refuses or could misread falls back to the stdlib, so values
+and errors stay json's. As everywhere in memeval's files, a non-finite number is
+stored as null: JSON has no NaN, and tools other than Python's reject the `NaN` token.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from json import encoder as _std
 from typing import Any
@@ -47,8 +49,8 @@ def encoder(*, sort_keys: bool = False, ensure_ascii: bool = True,
 
 
 canonical_json = encoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-"""One spelling per JSON value: sorted keys, no spaces, UTF-8 kept. What payload
-hashes and model-request keys are taken of."""
+"""One spelling per JSON value: sorted keys, no spaces, UTF-8 kept, as `json.dumps`
+spells them. What model-request keys are taken of."""
 
 
 # Sorted keys, as the stdlib writer sorted them (so "h" stays first in a payload
@@ -58,11 +60,11 @@ _SORTED = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 def canonical_key(value: Any) -> str | bytes:
-    """A dict key for `value`, several times cheaper to take than `canonical_json`:
-    orjson's text with sorted keys. Equal keys mean equal canonical text (for plain
-    JSON values, the converse too); what orjson would not spell as json does (a long
-    integer, a key that is not text) is keyed by its canonical text instead. NaN and
-    null share a key, as they share their stored form."""
+    """`value`'s sorted-key compact JSON, several times cheaper to take than
+    `canonical_json`: orjson's, or the canonical text where orjson refuses (a long
+    integer, a key that is not text). Equal keys mean equal canonical text (for plain
+    JSON values, the converse too). NaN, infinity and null share a key, as they share
+    their stored form. What payload addresses and the compaction's memo are taken of."""
     try:
         return orjson.dumps(value, option=_SORTED, default=_refuse)
     except TypeError:
@@ -78,6 +80,18 @@ def _as_number_or_text(value: Any) -> Any:
 _stdlib_line = encoder(sort_keys=True, ensure_ascii=False, default=str)
 
 
+def _finite(value: Any) -> Any:
+    """`value` with non-finite floats as None, as orjson writes them: for the stdlib,
+    which would write `NaN` (the rare values orjson refuses)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def dump_line(value: Any) -> bytes:
     """`value` as one line of a JSON-lines file, newline included: compact, sorted
     keys, UTF-8, unknown types as their `str`. What orjson refuses (an integer past
@@ -86,7 +100,7 @@ def dump_line(value: Any) -> bytes:
         return orjson.dumps(value, default=_as_number_or_text,
                             option=_SORTED | orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        return (_stdlib_line(value) + "\n").encode("utf-8", "surrogatepass")
+        return (_stdlib_line(_finite(value)) + "\n").encode("utf-8", "surrogatepass")
 
 
 def dump_pretty(value: Any) -> bytes:
@@ -96,7 +110,8 @@ def dump_pretty(value: Any) -> bytes:
         return orjson.dumps(value, default=_as_number_or_text,
                             option=_SORTED | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+        text = json.dumps(_finite(value), indent=2, sort_keys=True, ensure_ascii=False,
+                          default=str)
         return (text + "\n").encode("utf-8", "surrogatepass")
 
 

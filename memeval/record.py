@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memeval.errors import MemevalError
-from memeval.jsonenc import canonical_json as _canonical
 from memeval.jsonenc import canonical_key
 from memeval.judges.base import Judgement, MemoryVerdict
 from memeval.labels import memory_key
@@ -214,12 +213,15 @@ class SchemaMismatch(MemevalError):
 # -- compaction -----------------------------------------------------------------------
 
 def payload_hash(value: Any) -> str:
-    """Content address of a JSON value (16 hex digits of SHA-256 of its canonical form)."""
-    return _hash_of(_canonical(value))
+    """Content address of a JSON value: 16 hex digits of SHA-256 of its sorted-key,
+    compact JSON (`canonical_key`). Readers never recompute it, so a folder written
+    before (when the stdlib's text was hashed) still reads; resuming one only stores
+    again the payloads it meets again."""
+    return _hash_of(canonical_key(value))
 
 
-def _hash_of(canonical: str) -> str:
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+def _hash_of(key: str | bytes) -> str:
+    return hashlib.sha256(key if isinstance(key, bytes) else key.encode()).hexdigest()[:16]
 
 
 class PayloadStore:
@@ -229,8 +231,8 @@ class PayloadStore:
         self._known = set(known)
         self._pending: dict[str, Any] = {}
         # Hashes of items that recur (manifest lines, headers, verdicts): a text by
-        # itself, anything else by its JSON, so a repeat costs one encode and no
-        # canonical text or SHA-256.
+        # itself, anything else by its JSON (what its hash is taken of), so a repeat
+        # costs one encode and no SHA-256.
         self._texts: dict[str, str] = {}
         self._encoded: dict[Any, str] = {}
         self._listed: dict[str, str] = {}  # a list's item hashes -> the list's hash
@@ -267,26 +269,30 @@ class PayloadStore:
     def _digest(self, item: Any, stored: Stored | None = None, root: str = "") -> str:
         """An item's hash (of `stored(item, root)` when given), remembered while the
         memo stays under its bound: a repeat costs one encode of the item as it
-        comes, not the making of what is stored of it."""
-        if isinstance(item, str) and stored is None:
+        comes, not the making of what is stored of it nor a SHA-256."""
+        encoded = None
+        if stored is None and isinstance(item, str):
             memo: dict[Any, str] = self._texts
             key: Any = item
         else:
-            memo, key = self._encoded, canonical_key(item)
-            if len(key) > _MEMO_CHARS:  # a long item (a memory's content): no copy kept
-                return self._keep_stored(item, stored, root)
-            if stored is not None:
-                key = (stored, root, key)
+            encoded = canonical_key(item)
+            if len(encoded) > _MEMO_CHARS:  # a long item (a memory's content): no copy kept
+                return self._store(item, stored, root, encoded)
+            memo, key = self._encoded, encoded if stored is None else (stored, root, encoded)
         digest = memo.get(key)
         if digest is None:
             if len(memo) >= _MEMO_ITEMS:  # a bound, whatever a run repeats
                 memo.clear()
-            digest = memo[key] = self._keep_stored(item, stored, root)
+            digest = memo[key] = self._store(item, stored, root, encoded)
         return digest
 
-    def _keep_stored(self, item: Any, stored: Stored | None, root: str) -> str:
-        value = item if stored is None else stored(item, root)
-        return self._keep(value, payload_hash(value))
+    def _store(self, item: Any, stored: Stored | None, root: str,
+               encoded: str | bytes | None) -> str:
+        """Keep what is stored of `item` under its hash (`encoded`: the item's own
+        `canonical_key`, when already taken)."""
+        if stored is not None:
+            item, encoded = stored(item, root), None
+        return self._keep(item, _hash_of(canonical_key(item) if encoded is None else encoded))
 
     def maybe_ref(self, value: Any) -> Any:
         """`value` by reference when it is worth one (a non-empty list or a long text)."""
@@ -303,7 +309,7 @@ class PayloadStore:
 
 
 _MEMO_ITEMS = 100_000  # recurring items whose hash is remembered, per kind
-_MEMO_CHARS = 2_000  # ... when their canonical JSON is at most this long (≤ ~400 MB)
+_MEMO_CHARS = 2_000  # ... when their JSON is at most this long (≤ ~400 MB)
 Stored = Callable[[Any, str], Any]  # what is stored of a listed item, given the root
 
 

@@ -87,3 +87,22 @@ def test_lists_that_share_items_share_the_built_objects() -> None:
     a, b = resolver.each(first, "test", dict), resolver.each(second, "test", dict)
     assert a == [{"k": "a"}, {"k": "b"}] and b == [{"k": "b"}, {"k": "c"}]
     assert a[1] is b[0]
+
+
+def test_a_folder_hashed_the_old_way_reads_and_resumes() -> None:
+    """Before orjson, addresses hashed the stdlib's canonical text (it spells 1e-05
+    where orjson spells 0.00001). Readers take a payload by the hash it was stored
+    under; a resumed writer stores again, under today's hash, what it meets again."""
+    import hashlib
+    import json
+
+    from memeval.record import Resolver
+
+    value = {"mtime_ms": 1e-05, "name": "é"}
+    old = hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"),
+                                    ensure_ascii=False).encode()).hexdigest()[:16]
+    assert old != payload_hash(value)
+    assert Resolver({old: value}).resolve({"$": old}) == value
+    store = PayloadStore(known=[old])
+    assert store.ref(value) == {"$": payload_hash(value)}
+    assert store.pending() == {payload_hash(value): value}
