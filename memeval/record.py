@@ -267,32 +267,27 @@ class PayloadStore:
         return {_REF: digest}
 
     def _digest(self, item: Any, stored: Stored | None = None, root: str = "") -> str:
-        """An item's hash (of `stored(item, root)` when given), remembered while the
-        memo stays under its bound: a repeat costs one encode of the item as it
-        comes, not the making of what is stored of it nor a SHA-256."""
-        encoded = None
-        if stored is None and isinstance(item, str):
+        """The hash of `stored(item, root)` (of `item`, without `stored`), remembered
+        while the memo stays under its bound: a repeat costs one encode and no SHA-256.
+        The memo is keyed by what is stored, not by the item as it comes: that holds
+        the session's root (an absolute path), and a long run's memo would then grow
+        with every world instead of meeting the same headers again."""
+        if stored is not None:
+            item = stored(item, root)
+        if isinstance(item, str):
             memo: dict[Any, str] = self._texts
             key: Any = item
         else:
-            encoded = canonical_key(item)
-            if len(encoded) > _MEMO_CHARS:  # a long item (a memory's content): no copy kept
-                return self._store(item, stored, root, encoded)
-            memo, key = self._encoded, encoded if stored is None else (stored, root, encoded)
+            memo, key = self._encoded, canonical_key(item)
+            if len(key) > _MEMO_CHARS:  # a long item (a memory's content): no copy kept
+                return self._keep(item, _hash_of(key))
         digest = memo.get(key)
         if digest is None:
             if len(memo) >= _MEMO_ITEMS:  # a bound, whatever a run repeats
                 memo.clear()
-            digest = memo[key] = self._store(item, stored, root, encoded)
+            digest = memo[key] = self._keep(item, payload_hash(item) if key is item
+                                            else _hash_of(key))
         return digest
-
-    def _store(self, item: Any, stored: Stored | None, root: str,
-               encoded: str | bytes | None) -> str:
-        """Keep what is stored of `item` under its hash (`encoded`: the item's own
-        `canonical_key`, when already taken)."""
-        if stored is not None:
-            item, encoded = stored(item, root), None
-        return self._keep(item, _hash_of(canonical_key(item) if encoded is None else encoded))
 
     def maybe_ref(self, value: Any) -> Any:
         """`value` by reference when it is worth one (a non-empty list or a long text)."""

@@ -106,3 +106,21 @@ def test_a_folder_hashed_the_old_way_reads_and_resumes() -> None:
     store = PayloadStore(known=[old])
     assert store.ref(value) == {"$": payload_hash(value)}
     assert store.pending() == {payload_hash(value): value}
+
+
+def test_the_memo_does_not_grow_with_worlds_that_store_the_same_items() -> None:
+    """A long run meets the same headers in every world (each under its own root): the
+    memo keeps one entry per stored form, so memory stays flat however many worlds."""
+    from memeval.record import _candidate_item, _relative_item
+
+    store = PayloadStore()
+    sizes = []
+    for world in range(5):
+        root = f"/tmp/memeval-{world}"
+        headers = [{"filename": f"m{i}.md", "file_path": f"{root}/m{i}.md", "mtime_ms": 1.0}
+                   for i in range(20)]
+        memories = [{"key": "project:m0.md", "path": f"{root}/m0.md", "content": "x"}]
+        store.refs(headers, _candidate_item, root)
+        store.refs(memories, _relative_item, root)
+        sizes.append(len(store._encoded) + len(store._texts) + len(store._listed))
+    assert sizes == sizes[:1] * 5
