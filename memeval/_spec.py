@@ -14,7 +14,6 @@ dependencies stay optional) and the entry-point groups `memeval.selectors` and
 
 from __future__ import annotations
 
-import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -185,16 +184,36 @@ class ParamInfo:
         return f"{self.name} ({kind}, default {default})"
 
 
-@functools.cache
+_PARAMS: dict[Any, tuple[ParamInfo, ...]] = {}
+
+
 def _factory_params(target: Callable[..., Any]) -> tuple[ParamInfo, ...]:
     """A factory's spec parameters, read from its signature once (a selector is built
-    for every unit of a run, and reading type hints costs more than building it)."""
-    signature = inspect.signature(target)
+    for every unit of a run, and reading type hints costs more than building it).
+    Kept per factory and constructor, so a patched `__init__` is read afresh; not
+    kept while its type hints do not resolve yet (a name defined later), nor for a
+    factory that cannot be a key."""
     init = target.__init__ if isinstance(target, type) else target
     try:
-        hints = typing.get_type_hints(init)
+        return _PARAMS[target, init]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable
+        return _read_params(target, init)[0]
+    params, resolved = _read_params(target, init)
+    if resolved:
+        _PARAMS[target, init] = params
+    return params
+
+
+def _read_params(target: Callable[..., Any],
+                 init: Callable[..., Any]) -> tuple[tuple[ParamInfo, ...], bool]:
+    """(the spec parameters, whether the type hints resolved)."""
+    signature = inspect.signature(target)
+    try:
+        hints, resolved = typing.get_type_hints(init), True
     except Exception:  # unresolvable annotations: treat values as strings
-        hints = {}
+        hints, resolved = {}, False
     out = []
     for p in signature.parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name.startswith("_"):
@@ -205,7 +224,7 @@ def _factory_params(target: Callable[..., Any]) -> tuple[ParamInfo, ...]:
         if not _expressible(annotation):
             continue  # e.g. an injected client object: code may pass it, specs cannot
         out.append(ParamInfo(p.name, annotation, p.default))
-    return tuple(out)
+    return tuple(out), resolved
 
 
 @dataclass
@@ -328,10 +347,7 @@ class Registry(Generic[T]):
     @staticmethod
     def _params_of(entry: _Entry) -> tuple[ParamInfo, ...]:
         assert entry.factory is not None
-        try:
-            return _factory_params(entry.factory)
-        except TypeError:  # an unhashable factory (a callable object): read each time
-            return _factory_params.__wrapped__(entry.factory)
+        return _factory_params(entry.factory)
 
     def canonical(self, name: str, arg: str | None = None, **params: Any) -> str:
         """The canonical spec string of `name` built with `params`.

@@ -73,11 +73,17 @@ def canonical_key(value: Any) -> str | bytes:
 
 def _as_number_or_text(value: Any) -> Any:
     """What `json.dumps(default=str)` writes for what orjson hands back: a float
-    subclass (numpy's) as its number, anything else as its `str`."""
-    return float(value) if isinstance(value, float) else str(value)
+    subclass (numpy's) as its number, a tuple subclass (a NamedTuple) as its list,
+    anything else as its `str`."""
+    if isinstance(value, float):
+        return float(value)
+    return list(value) if isinstance(value, tuple) else str(value)
 
 
-_stdlib_line = encoder(sort_keys=True, ensure_ascii=False, default=str)
+# For the values orjson refuses. ASCII-only, so a lone surrogate (a file name that is
+# not UTF-8, as the OS hands it over; a model's escaped `\ud800`) is written as its
+# escape, which reads back as the same text, and the line stays valid UTF-8.
+_stdlib_line = encoder(sort_keys=True, default=str)
 
 
 def _finite(value: Any) -> Any:
@@ -100,7 +106,7 @@ def dump_line(value: Any) -> bytes:
         return orjson.dumps(value, default=_as_number_or_text,
                             option=_SORTED | orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        return (_stdlib_line(_finite(value)) + "\n").encode("utf-8", "surrogatepass")
+        return (_stdlib_line(_finite(value)) + "\n").encode("ascii")
 
 
 def dump_pretty(value: Any) -> bytes:
@@ -110,9 +116,8 @@ def dump_pretty(value: Any) -> bytes:
         return orjson.dumps(value, default=_as_number_or_text,
                             option=_SORTED | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        text = json.dumps(_finite(value), indent=2, sort_keys=True, ensure_ascii=False,
-                          default=str)
-        return (text + "\n").encode("utf-8", "surrogatepass")
+        text = json.dumps(_finite(value), indent=2, sort_keys=True, default=str)
+        return (text + "\n").encode("ascii")
 
 
 # orjson reads an integer past 64 bits as a float, silently; json keeps it exact. A

@@ -188,7 +188,7 @@ class TurnResult:
             earlier_relevant=tuple(resolver.resolve(data.get("earlier_relevant")) or ()),
             discarded=bool(data.get("discarded")), skipped=data.get("skipped"),
             surfaced_bytes=int(data.get("surfaced_bytes") or 0),
-            selector_usage=Usage(**(data.get("selector_usage") or {})),
+            selector_usage=Usage.from_dict(data.get("selector_usage")),
             selector_error=data.get("selector_error"),
             errors=tuple(data.get("errors") or ()),
             startup_reachable=dict(data.get("startup_reachable") or {}),

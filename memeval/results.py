@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -91,26 +92,36 @@ def _digest_of(raw: bytes) -> str:
     return str(json.loads(raw)["h"])
 
 
+# The hash at the start of every line but the first (a raw newline is never inside a
+# JSON line, so each match is a line's start); a literal prefix: found at memchr speed.
+_LINE_HASHES = re.compile(rb'\n\{"h":"([0-9a-f]{16})"')
+
+
 def _decode_whole(data: bytes) -> dict[str, Any] | None:
     """hash -> value of a payload file this writer wrote, in one decode; None when any
-    line is unlike its layout (the line-by-line reading then decides). Each complete
-    line starts with the layout and holds it nowhere else, so the entries of the
-    joined lines are the lines, one each: lines that parse only when joined differ
-    in count (a torn last line is left out; the first copy of a hash wins)."""
+    line is unlike its layout (the line-by-line reading then decides). The entries of
+    the joined lines must be the lines, one each, each under the hash its line starts
+    with: lines that parse only when joined fail that (a torn last line is left out;
+    the first copy of a hash wins)."""
     body = data[:data.rfind(b"\n") + 1]
-    lines = body.count(b"\n")
     layout = _LAYOUTS[0]
-    if not lines or not body.startswith(layout) or body.count(layout) != lines \
-            or body.count(b"\n" + layout) != lines - 1:
+    start = len(layout)
+    if not body.startswith(layout) or body[start + _HASH_LEN:start + _HASH_LEN + 1] != b'"':
+        return None
+    hashes = [body[start:start + _HASH_LEN], *_LINE_HASHES.findall(body)]
+    if len(hashes) != body.count(b"\n"):  # a line without the layout
         return None
     try:
         entries = decode_line(b"[" + body[:-1].replace(b"\n", b",") + b"]")
+        if len(entries) != len(hashes) or [e["h"] for e in entries] != [
+                h.decode("ascii") for h in hashes]:
+            return None
         values: dict[str, Any] = {}
         for entry in entries:
             values.setdefault(entry["h"], entry["v"])
     except (ValueError, TypeError, KeyError, RecursionError):
         return None
-    return values if len(entries) == lines else None
+    return values
 
 
 class PayloadFile(Mapping[str, Any]):

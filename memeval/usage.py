@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -44,9 +47,19 @@ class Usage:
     def to_dict(self) -> dict[str, float | int]:
         return dict(zip(_NAMES, _values(self), strict=True))
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
+        """A stored usage. JSON has no NaN: a cost or latency that was not a finite
+        number was stored as null, and reads back as NaN (unknown), not None."""
+        if not data:
+            return ZERO_USAGE
+        return cls(**{k: math.nan if v is None and k in _FLOATS else v
+                      for k, v in data.items()})
+
 
 # Every row and model call adds or stores a Usage: the field names read once, the
 # values in one C call (`fields()` per call was most of it).
 _NAMES = tuple(f.name for f in fields(Usage))
+_FLOATS = frozenset(f.name for f in fields(Usage) if f.type in (float, "float"))
 _values = operator.attrgetter(*_NAMES)
 ZERO_USAGE = Usage()

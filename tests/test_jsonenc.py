@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
@@ -21,6 +21,7 @@ from memeval.jsonenc import (
     dump_pretty,
     encoder,
 )
+from memeval.record import payload_hash
 from memeval.summary import clean
 
 json_values = st.recursive(
@@ -112,9 +113,22 @@ def test_dump_line_writes_unknown_types_as_json_dumps_default_str_does() -> None
     assert decode_line(dump_pretty(value)) == expected
 
 
-def test_a_text_with_a_lone_surrogate_is_kept() -> None:
-    value = {"path": "memdir/\udcff.md"}  # a file name that is not UTF-8, as os gives it
-    assert decode_line(dump_line(value)) == value
+def test_a_text_with_a_lone_surrogate_is_kept_in_valid_utf8() -> None:
+    value = {"path": "memdir/\udcff.md", "é": "\ud800"}  # a file name not in UTF-8; a
+    for raw in (dump_line(value), dump_pretty(value)):  # model's escaped half of a pair
+        raw.decode("utf-8")  # the file stays readable by every tool
+        assert decode_line(raw) == value
+
+
+class Point(NamedTuple):
+    x: int
+    y: int
+
+
+def test_a_named_tuple_is_stored_as_its_list_and_keyed_alike() -> None:
+    assert decode_line(dump_line({"p": Point(1, 2)})) == {"p": [1, 2]}
+    assert json.loads(dump_pretty(Point(1, 2))) == [1, 2]
+    assert payload_hash(Point(1, 2)) == payload_hash([1, 2])  # one address, one stored form
 
 
 @given(value=json_values, other=json_values)

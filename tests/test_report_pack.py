@@ -47,3 +47,11 @@ bidi = st.sampled_from(["\u061c", "\u200e", "\u200f", "\u202a", "\u202e", "\u206
 @given(st.lists(st.text(max_size=5) | bidi, max_size=8).map("".join))
 def test_bidi_controls_are_shown_alike_in_encoded_text(text: str) -> None:
     assert _visible_bidi_utf8(text.encode()) == visible_bidi(text).encode()
+
+
+def test_a_lone_surrogate_reaches_the_page_escaped_with_bidi_controls_still_shown() -> None:
+    """orjson refuses a lone surrogate; the stdlib then writes the piece, escaped, and
+    the bidi controls in it are marked as they are everywhere else on the page."""
+    data = {"turns": [{"raw": "bad \ud800 name \u202e.md", "n": 2**70}]}
+    assert unpack_json(str(pack_json(data))) == {
+        "turns": [{"raw": "bad \ud800 name ⟨U+202E⟩.md", "n": 2**70}]}

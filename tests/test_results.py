@@ -288,11 +288,15 @@ _A, _B, _C = "a" * 16, "b" * 16, "c" * 16
     f'{{"h":"{_A}","v":[{{"h":"{_B}","v":1}}\n2]}},{{"v":3,"h":"{_C}"}}\n',
     f'{{"h":"{_A}","v":[1\n{{"h":"{_B}","v":2}}]}},{{"h":"{_C}","v":3}}\n',
     f'{{"h":"{_A}","v":[1\n{{"h":"{_B}","v":2}}]}}\n',  # two lines, one entry
+    # ... and a line of two entries (the second spelled another way): the count holds
+    f'{{"h":"{_A}","v":[1\n{{"h":"{_B}","v":2}}]}}\n{{"h":"{_C}","v":3}},{{"h" :"{_A}","v":4}}\n',
+    f'{{"h":"{_A}","v":1,"h":"{_B}"}}\n',  # a repeated key: the line says A, JSON says B
     f'{{"h":"{_A}","v":1}}\n{{"h":"{_B}","v":2}}\n{{"h":"{_A}","v":3}}\n{{"h":"{_C}","v":',
     f'{{"h":"{_A}","v":{{"h":"{_B}"}}}}\n{{"h":"{_B}","v":[]}}\n',  # a value keyed "h"
     f'{{"h":"{_A}","v":1}}\n\n{{"h":"{_B}","v":2}}\n',  # an empty line
     f'{{"h":"{_A}","v":NaN}}\n{{"h":"{_B}","v":12345678901234567890}}\n',
-], ids=["shifted", "joined", "merged", "duplicate-and-torn", "nested-h", "empty-line", "json-only"])
+], ids=["shifted", "joined", "merged", "merged-and-split", "repeated-key",
+        "duplicate-and-torn", "nested-h", "empty-line", "json-only"])
 def test_a_file_decoded_whole_reads_as_its_lines_one_by_one(tmp_path, monkeypatch, text):
     """Whatever a hand or a crash made of the file, decoding it whole gives the values
     (or the error) reading each line when asked for gives."""
@@ -459,3 +463,27 @@ def test_summary_records_of_unusual_tables_are_pandas_own() -> None:
     for table in (nullable, repeated, no_columns, texts):
         expected = clean(table.to_dict(orient="records"))
         assert json.dumps(_records(table), default=repr) == json.dumps(expected, default=repr)
+
+
+def test_a_cost_that_is_not_a_number_reads_back_as_unknown_and_summarizes(tmp_path):
+    """JSON has no NaN: a plugin's NaN cost or infinite latency is stored as null and
+    reads back as NaN (unknown), so totals stay numbers and the summary still writes."""
+    import math
+
+    from memeval.record import TurnResult
+    from memeval.results import ResultsWriter, read_results, write_json
+    from memeval.summary import summarize
+    from memeval.usage import Usage
+
+    row = TurnResult(scenario="s", scenario_path="p", turn_id="t", turn_index=0, selector="x",
+                     repeat=0, category="c", why="", query="q", relevant=(), acceptable=(),
+                     selected=(), selector_usage=Usage(calls=1, cost_usd=math.nan,
+                                                       latency_s=math.inf))
+    with ResultsWriter(tmp_path) as writer:
+        writer.append_unit([row])
+    back = read_results(tmp_path)[0].selector_usage
+    assert back.calls == 1 and math.isnan(back.cost_usd) and math.isnan(back.latency_s)
+    summary = summarize(read_results(tmp_path), run_dir=tmp_path)
+    write_json(tmp_path / "summary.json", summary)
+    assert json.loads((tmp_path / "summary.json").read_text())["usage"]["selectors"]["x"][
+        "cost_usd"] is None

@@ -254,3 +254,26 @@ def test_factory_objects_that_cannot_be_hashed_still_resolve() -> None:
     assert [p.name for p in reg.params("unhashable")] == ["k"]
     with pytest.raises(MemevalError, match="unknown parameter 'j'"):
         reg.resolve("unhashable?j=3")
+
+
+def test_parameters_are_read_again_once_their_hints_resolve() -> None:
+    reg = _fresh()
+    namespace: dict = {}
+    exec("def make(k: 'Count' = 1):\n    return k", namespace)  # a hint defined later
+    reg.register("later", namespace["make"])
+    assert reg.params("later") == ()  # unresolvable for now: the value stays text
+    namespace["Count"] = int
+    assert [(p.name, p.annotation) for p in reg.params("later")] == [("k", int)]
+
+
+def test_a_patched_constructor_is_read_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    reg = _fresh()
+    reg.register("probe", _Probe, arg="model")
+    assert "depth" not in [p.name for p in reg.params("probe")]
+
+    def patched(self: _Probe, model: str = "m0", *, depth: int = 1) -> None:
+        self.model, self.depth = model, depth
+
+    patched.__annotations__ = {"model": str, "depth": int}  # this module's are postponed
+    monkeypatch.setattr(_Probe, "__init__", patched)
+    assert reg.resolve("probe?depth=3").depth == 3

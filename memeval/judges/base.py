@@ -111,7 +111,7 @@ class Judgement:
             candidate_verdicts=_verdicts(data.get("candidate_verdicts")),
             relevant=None if relevant is None else tuple(relevant),
             acceptable=tuple(data.get("acceptable") or ()),
-            usage=Usage(**(data.get("usage") or {})),
+            usage=Usage.from_dict(data.get("usage")),
             error=data.get("error"),
         )
 

@@ -112,7 +112,9 @@ def _visible_bidi_utf8(data: bytes) -> bytes:
     return _BIDI_UTF8.sub(lambda m: f"⟨U+{ord(m.group(0).decode()):04X}⟩".encode(), data)
 
 
-_STDLIB = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# ASCII-only: a lone surrogate orjson refuses goes as its escape, which the page's
+# JSON.parse reads as the same text.
+_STDLIB = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
 def _refuse(value: Any) -> Any:
@@ -125,8 +127,8 @@ def _encode(value: Any) -> bytes:
     writes, raising what it raises (numpy, NaN) for `pack_json` to clean."""
     try:
         return orjson.dumps(value, default=_refuse)
-    except TypeError:
-        return _STDLIB.encode(value).encode("utf-8")
+    except TypeError:  # escaped, bidi controls would pass the scan of the text: mark them
+        return _STDLIB.encode(visible_bidi(value)).encode("ascii")
 
 
 def _pieces(value: Any, depth: int = 2) -> Iterator[bytes]:

@@ -207,11 +207,20 @@ def _judge_view(evidence: Mapping[str, Any], score: Mapping[str, Any], discarded
     }
 
 
+def _cost(value: Any) -> float | None:
+    """A turn's cost in USD; None when it is unknown (it was not a finite number, and
+    was stored as null)."""
+    if value is None:
+        return None
+    cost = float(value or 0)
+    return round(cost, 6) if math.isfinite(cost) else None
+
+
 def _usage(usage: Any) -> dict[str, Any]:
     u = usage if isinstance(usage, Mapping) else {}
     return {"calls": int(u.get("calls", 0) or 0), "in": int(u.get("input_tokens", 0) or 0),
             "out": int(u.get("output_tokens", 0) or 0),
-            "cost": None if u.get("unpriced") else round(float(u.get("cost_usd", 0) or 0), 6),
+            "cost": None if u.get("unpriced") else _cost(u.get("cost_usd", 0)),
             "lat": round(float(u.get("latency_s", 0) or 0), 3)}
 
 
