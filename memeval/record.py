@@ -235,7 +235,6 @@ class PayloadStore:
         # costs one encode and no SHA-256.
         self._texts: dict[str, str] = {}
         self._encoded: dict[Any, str] = {}
-        self._listed: dict[str, str] = {}  # a list's item hashes -> the list's hash
 
     def ref(self, value: Any) -> dict[str, str]:
         return {_REF: self._keep(value, payload_hash(value))}
@@ -256,15 +255,7 @@ class PayloadStore:
         manifest) share every other item. An empty list stays inline.
         """
         digests = "".join([self._digest(v, stored, root) for v in values])
-        if not digests:
-            return []
-        digest = self._listed.get(digests)
-        if digest is None:
-            if len(self._listed) >= _MEMO_ITEMS:
-                self._listed.clear()
-            listed = {_REFS: digests}
-            digest = self._listed[digests] = self._keep(listed, payload_hash(listed))
-        return {_REF: digest}
+        return self.ref({_REFS: digests}) if digests else []
 
     def _digest(self, item: Any, stored: Stored | None = None, root: str = "") -> str:
         """The hash of `stored(item, root)` (of `item`, without `stored`), remembered
@@ -285,8 +276,12 @@ class PayloadStore:
         if digest is None:
             if len(memo) >= _MEMO_ITEMS:  # a bound, whatever a run repeats
                 memo.clear()
-            digest = memo[key] = self._keep(item, payload_hash(item) if key is item
-                                            else _hash_of(key))
+            if key is item:
+                digest = memo[key] = self._keep(item, payload_hash(item))
+            else:  # kept as an exact copy: orjson's text sits in a buffer made to grow,
+                # and keeping those fragmented the heap (+20 MB at a 6 000-row run's peak)
+                exact = bytes(memoryview(key)) if isinstance(key, bytes) else key
+                digest = memo[exact] = self._keep(item, _hash_of(key))
         return digest
 
     def maybe_ref(self, value: Any) -> Any:
