@@ -44,8 +44,9 @@ class RunFolderBusy(MemevalError):
     """Another memeval process is writing the same run folder."""
 
 
-def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of every complete line; a torn last line is dropped."""
+def _lines_with_sizes(path: Path) -> Iterator[tuple[int, dict[str, Any], int]]:
+    """(line number, object, length in bytes) of every complete line; a torn last
+    line is dropped."""
     if not path.exists():
         return
     with path.open("rb") as handle:
@@ -53,12 +54,18 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not raw.endswith(b"\n"):
                 return  # the write of a killed run; the unit it belonged to reruns
             try:
-                yield number, decode_line(raw)
+                yield number, decode_line(raw), len(raw)
             except json.JSONDecodeError as exc:
                 raise MemevalError(
                     f"{path}:{number}: not a JSON line ({exc.msg}); the file was edited "
                     "by hand or by another tool. Move it away to start the run afresh."
                 ) from exc
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every complete line; a torn last line is dropped."""
+    for number, value, _ in _lines_with_sizes(path):
+        yield number, value
 
 
 def read_payloads(run_dir: Path) -> dict[str, Any]:
@@ -265,20 +272,6 @@ class UnitReader:
 
     def close(self) -> None:
         self._payloads.close()
-
-
-def _lines_with_sizes(path: Path) -> Iterator[tuple[int, dict[str, Any], int]]:
-    """`_lines`, with each line's length in bytes."""
-    if not path.exists():
-        return
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.endswith(b"\n"):
-                return
-            try:
-                yield number, decode_line(raw), len(raw)
-            except json.JSONDecodeError as exc:
-                raise MemevalError(f"{path}:{number}: not a JSON line ({exc.msg})") from exc
 
 
 def count_rows(run_dir: Path) -> int:
