@@ -82,13 +82,6 @@ _pread = getattr(os, "pread", None)  # not on Windows
 EAGER_BYTES = 4 * 2**20  # a payload file this small is decoded whole when opened
 
 
-def _split_lines(data: bytes) -> list[bytes]:
-    """`list(handle)` of a binary file holding `data`: lines split at `\\n` only."""
-    pieces = data.split(b"\n")
-    last = pieces.pop()
-    return [piece + b"\n" for piece in pieces] + ([last] if last else [])
-
-
 def _digest_of(raw: bytes) -> str:
     """The hash a payload line is stored under, read off its start when the line has
     a writer's layout, else parsed."""
@@ -99,23 +92,21 @@ def _digest_of(raw: bytes) -> str:
     return str(json.loads(raw)["h"])
 
 
-# The hash at the start of every line but the first (a raw newline is never inside a
-# JSON line, so each match is a line's start); a literal prefix: found at memchr speed.
-_LINE_HASHES = re.compile(rb'\n\{"h":"([0-9a-f]{16})"')
+# The hash at the start of every line, in either writer's layout (a raw newline is
+# never inside a JSON line, so each match after one is a line's start); a literal
+# prefix: found at memchr speed.
+_LINE_HASHES = re.compile(rb'\n\{"h": ?"([0-9a-f]{16})"')
 
 
 def _decode_whole(data: bytes) -> dict[str, Any] | None:
-    """hash -> value of a payload file this writer wrote, in one decode; None when any
-    line is unlike its layout (the line-by-line reading then decides). The entries of
-    the joined lines must be the lines, one each, each under the hash its line starts
-    with: lines that parse only when joined fail that (a torn last line is left out;
-    the first copy of a hash wins)."""
+    """hash -> value of a payload file a writer wrote (a resumed old folder mixes
+    both layouts), in one decode; None when any line is unlike them (each line is then
+    read, and fails, alone when asked for). The entries of the joined lines must be
+    the lines, one each, each under the hash its line starts with: lines that parse
+    only when joined fail that (a torn last line is left out; the first copy of a
+    hash wins)."""
     body = data[:data.rfind(b"\n") + 1]
-    layout = _LAYOUTS[0]
-    start = len(layout)
-    if not body.startswith(layout) or body[start + _HASH_LEN:start + _HASH_LEN + 1] != b'"':
-        return None
-    hashes = [body[start:start + _HASH_LEN], *_LINE_HASHES.findall(body)]
+    hashes = _LINE_HASHES.findall(b"\n" + body)
     if len(hashes) != body.count(b"\n"):  # a line without the layout
         return None
     try:
@@ -149,34 +140,20 @@ class PayloadFile(Mapping[str, Any]):
         if not path.exists():
             return
         offset = 0
-        firsts: list[bytes] = []  # of a small file: the first line of each hash
         with path.open("rb") as handle:
-            small = os.fstat(handle.fileno()).st_size <= EAGER_BYTES
-            data = handle.read() if small else b""
-            whole = _decode_whole(data) if small else None
-            if whole is not None:
-                self._values = self._keys = whole
-                return
-            for raw in _split_lines(data) if small else handle:
+            if os.fstat(handle.fileno()).st_size <= EAGER_BYTES:
+                whole = _decode_whole(handle.read())
+                if whole is not None:
+                    self._values = self._keys = whole
+                    return
+                handle.seek(0)
+            for raw in handle:
                 if not raw.endswith(b"\n"):
                     break  # torn by a killed run: no row points at it
                 digest = _digest_of(raw)
                 if digest not in self._offsets:
                     self._offsets[digest] = offset
-                    if small:
-                        firsts.append(raw)
                 offset += len(raw)
-        if firsts:
-            try:
-                entries = decode_line(b"[" + b",".join(firsts) + b"]")
-                values = {}
-                for digest, entry in zip(self._offsets, entries, strict=True):
-                    if entry["h"] != digest:  # lines that parse only when joined
-                        raise ValueError(digest)
-                    values[digest] = entry["v"]
-                self._values = values
-            except (ValueError, TypeError, KeyError, RecursionError):  # a line unlike the
-                self._values = {}  # writer's: each is read, and fails, alone when asked for
 
     def __getitem__(self, digest: str) -> Any:
         values = self._values

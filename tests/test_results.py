@@ -349,7 +349,7 @@ def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch, 
 
 
 @pytest.mark.parametrize("eager", [True, False], ids=["decoded-whole", "lazy"])
-@pytest.mark.parametrize("layout", ["compact", "spaced", "keys-reordered"])
+@pytest.mark.parametrize("layout", ["compact", "spaced", "keys-reordered", "mixed"])
 def test_payload_files_of_every_layout_read_back(tmp_path, monkeypatch, eager, layout):
     """Payload lines written by orjson (compact), by memeval before it (json's spaces),
     or by hand (keys in another order) give the same values."""
@@ -367,6 +367,9 @@ def test_payload_files_of_every_layout_read_back(tmp_path, monkeypatch, eager, l
         "compact": dump_line,
         "spaced": lambda e: (json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n").encode(),
         "keys-reordered": lambda e: (json.dumps({"v": e["v"], "h": e["h"]}) + "\n").encode(),
+        # an old folder resumed: spaced lines, then compact ones
+        "mixed": lambda e: dump_line(e) if isinstance(e["v"], dict | int) else
+        (json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n").encode(),
     }[layout]
     (tmp_path / "payloads.jsonl").write_bytes(
         b"".join(write({"h": h, "v": v}) for h, v in store.pending().items()))
