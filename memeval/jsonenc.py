@@ -22,7 +22,8 @@ from typing import Any
 import orjson
 
 
-def _refuse(value: Any) -> Any:
+def refuse(value: Any) -> Any:
+    """The `default` of an encoder that takes JSON's own types only: json's error."""
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
@@ -37,7 +38,7 @@ def encoder(*, sort_keys: bool = False, ensure_ascii: bool = True,
                                 separators=separators, default=default)
         return slow.encode
     string = _std.encode_basestring_ascii if ensure_ascii else _std.encode_basestring
-    encode_c = make(None, default or _refuse, string, None, key_separator, item_separator,
+    encode_c = make(None, default or refuse, string, None, key_separator, item_separator,
                     sort_keys, False, True)
 
     def encode(value: Any) -> str:
@@ -66,7 +67,7 @@ def canonical_key(value: Any) -> str | bytes:
     JSON values, the converse too). NaN, infinity and null share a key, as they share
     their stored form. What payload addresses and the compaction's memo are taken of."""
     try:
-        return orjson.dumps(value, option=_SORTED, default=_refuse)
+        return orjson.dumps(value, option=_SORTED, default=refuse)
     except TypeError:
         return canonical_json(value)
 

@@ -22,6 +22,7 @@ import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from memeval.jsonenc import refuse
 from memeval.summary import clean
 
 # Forbids every fetch: no network, no frames, no forms, no base URL. Inline style and
@@ -117,16 +118,12 @@ def _visible_bidi_utf8(data: bytes) -> bytes:
 _STDLIB = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
-def _refuse(value: Any) -> Any:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
 def _encode(value: Any) -> bytes:
     """`value` as compact UTF-8 JSON: orjson's, NaN as null (what `clean` makes of
     it); what orjson refuses (a long integer, a key that is not text) the stdlib
     writes, raising what it raises (numpy, NaN) for `pack_json` to clean."""
     try:
-        return orjson.dumps(value, default=_refuse)
+        return orjson.dumps(value, default=refuse)
     except TypeError:  # escaped, bidi controls would pass the scan of the text: mark them
         return _STDLIB.encode(visible_bidi(value)).encode("ascii")
 
