@@ -105,13 +105,11 @@ def index_link_targets(index_content: str) -> list[str]:
 def _link_targets(index_content: str) -> tuple[str, ...]:
     # Cached: a report asks about every turn's memories against the same index.
     targets = []
-    for token in markdown.lex(markdown.normalize_newlines(index_content)):
-        for child in token.children or ():
-            href = child.attrGet("href") if child.type == "link_open" else None
-            if isinstance(href, str) and href and "://" not in href:
-                target = normalize_memory_filename(unquote(href.split("#", 1)[0]))
-                if target:
-                    targets.append(target)
+    for href in markdown.link_hrefs(markdown.normalize_newlines(index_content)):
+        if href and "://" not in href:
+            target = normalize_memory_filename(unquote(href.split("#", 1)[0]))
+            if target:
+                targets.append(target)
     return tuple(targets)
 
 

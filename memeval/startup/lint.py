@@ -50,17 +50,6 @@ class LintProblem:
         return f"{where}: {self.code}: {self.message}"
 
 
-def _links_on_line(line: str) -> list[str]:
-    hrefs = []
-    for token in markdown.lex(line):
-        for child in token.children or ():
-            if child.type == "link_open":
-                href = child.attrGet("href")
-                if isinstance(href, str):
-                    hrefs.append(href)
-    return hrefs
-
-
 def _is_external(href: str) -> bool:
     return "://" in href or href.startswith(("mailto:", "#"))
 
@@ -141,7 +130,7 @@ def lint_memdir(memdir: Path, *, max_entry_chars: int = MAX_ENTRY_CHARS) -> list
             continue
         if in_fence or not stripped or stripped.startswith(("#", "<!--")):
             continue
-        hrefs = [h for h in _links_on_line(stripped) if not _is_external(h)]
+        hrefs = [h for h in markdown.link_hrefs(stripped) if not _is_external(h)]
         if not hrefs:
             problems.append(
                 LintProblem(
