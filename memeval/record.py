@@ -35,8 +35,8 @@ from memeval.usage import Usage
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (2, 3)
 _REF = "$"  # a payload reference: {"$": "<hash>"}
-_REFS = "$*"  # a stored list of references: {"$*": "<hash><hash>..."} (16 hex digits each)
-_HASH_LEN = 16
+_REFS = "$*"  # a stored list of references: {"$*": "<hash><hash>..."}
+HASH_LEN = 16  # hex digits of a payload address
 _DERIVED = ("attachment", "system_reminders")  # rebuilt from `surfaced` when needed
 _MEMORY_LISTS = ("surfaced", "discarded", "picked", "dropped")  # stored by reference
 _INLINE = 256  # a text (a selector's raw output) longer than this is stored by reference
@@ -221,7 +221,7 @@ def payload_hash(value: Any) -> str:
 
 
 def _hash_of(key: str | bytes) -> str:
-    return hashlib.sha256(key if isinstance(key, bytes) else key.encode()).hexdigest()[:16]
+    return hashlib.sha256(key if isinstance(key, bytes) else key.encode()).hexdigest()[:HASH_LEN]
 
 
 class PayloadStore:
@@ -368,7 +368,7 @@ def _listed(raw: Any) -> list[str] | None:
     if not (isinstance(raw, dict) and len(raw) == 1 and isinstance(raw.get(_REFS), str)):
         return None
     joined = raw[_REFS]
-    return [joined[i:i + _HASH_LEN] for i in range(0, len(joined), _HASH_LEN)]
+    return [joined[i:i + HASH_LEN] for i in range(0, len(joined), HASH_LEN)]
 
 
 class Resolver:

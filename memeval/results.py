@@ -24,6 +24,7 @@ from filelock import FileLock, Timeout
 from memeval.errors import MemevalError
 from memeval.jsonenc import decode_line, dump_line, dump_pretty
 from memeval.record import (
+    HASH_LEN,
     READABLE_VERSIONS,
     PayloadStore,
     Resolver,
@@ -76,7 +77,6 @@ def read_payloads(run_dir: Path) -> dict[str, Any]:
 # Payload lines are written with sorted keys, so "h" comes first: compact since orjson
 # wrote them (2026-12), with json's spaces before.
 _LAYOUTS = (b'{"h":"', b'{"h": "')
-_HASH_LEN = 16
 _READ_AHEAD = 4096  # bytes a payload read asks for first; a longer line is read buffered
 _pread = getattr(os, "pread", None)  # not on Windows
 EAGER_BYTES = 4 * 2**20  # a payload file this small is decoded whole when opened
@@ -87,15 +87,15 @@ def _digest_of(raw: bytes) -> str:
     a writer's layout, else parsed."""
     for layout in _LAYOUTS:
         start = len(layout)
-        if raw.startswith(layout) and raw[start + _HASH_LEN:start + _HASH_LEN + 1] == b'"':
-            return raw[start:start + _HASH_LEN].decode("ascii", "replace")
+        if raw.startswith(layout) and raw[start + HASH_LEN:start + HASH_LEN + 1] == b'"':
+            return raw[start:start + HASH_LEN].decode("ascii", "replace")
     return str(json.loads(raw)["h"])
 
 
 # The hash at the start of every line, in either writer's layout (a raw newline is
 # never inside a JSON line, so each match after one is a line's start); a literal
 # prefix: found at memchr speed.
-_LINE_HASHES = re.compile(rb'\n\{"h": ?"([0-9a-f]{16})"')
+_LINE_HASHES = re.compile(rb'\n\{"h": ?"([0-9a-f]{%d})"' % HASH_LEN)
 
 
 def _decode_whole(data: bytes) -> dict[str, Any] | None:
