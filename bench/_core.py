@@ -69,8 +69,9 @@ class Sizes:
         overhead_turns: two turn counts; per-turn cost is the slope between them, so
             fixed start-up costs of either harness cancel.
         overhead_files: memory files in the overhead scenario's memdir.
-        overhead_rounds: timed runs of each length on each side, taking turns; the
-            fastest of each is kept (noise from elsewhere on the machine only adds).
+        overhead_rounds: rounds of timed runs, each side in a fresh interpreter per
+            round, the sides taking turns; the fastest of each length is kept (noise
+            from elsewhere on the machine only adds).
         against_inspect: also time inspect_ai (when installed) for the overhead ratio.
         concurrency_levels: units in flight for the concurrency benchmark.
         concurrency_waves: the shorter run's turns per level, in multiples of the level

@@ -11,8 +11,13 @@ mock output carries its own usage: without it the mock model counts tokens with
 tiktoken, which downloads its encodings and fails offline.
 
 Per-turn cost is the slope between two run lengths, so the fixed start-up of each
-harness (imports, log setup, summary of an empty run) cancels out. Each side runs in
-its own fresh interpreter, 3 rounds of both lengths, the best of each kept. memeval's turn
+harness (imports, log setup, summary of an empty run) cancels out. Each round runs
+each side in a fresh interpreter, memeval's then inspect_ai's, both lengths each,
+and the best of each length over the rounds is kept. Taking turns this way lands a
+change in the machine's speed (10-15 % within minutes here) on both sides rather
+than on whichever ran second, and one round per process means no cache a run fills
+(an index's links, once) carries over into the next round, as it does not for a
+user's run. memeval's turn
 is split in three: the system under test, which inspect_ai's task does not do, in its
 two phases (each session's startup context, built once a session; and inside
 `Session.turn`, the scan, manifest, selection and surfacing reads), and the rest, the
@@ -26,7 +31,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
-import math
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -138,57 +142,64 @@ def time_inspect(ctx: Context, samples: list[tuple[str, str]], label: str) -> fl
 
 
 def memeval_side(workdir: str, small: str, large: str, files: str,
-                 rounds: str) -> dict[str, dict[str, float]]:
-    """memeval's runs of both lengths, in a fresh process (see `run`): per length the
-    best wall, startup, in-session, harness and harness-with-startup seconds of
-    `rounds` runs, and the rows."""
-    ctx = _child_context(workdir, small, large, files, rounds)
+                 tag: str) -> dict[str, dict[str, float]]:
+    """One round of memeval's runs, both lengths, in a fresh process (see `run`): per
+    length the wall, startup, in-session, harness and harness-with-startup seconds,
+    and the rows. `tag` names this round's run folders."""
+    ctx = _child_context(workdir, small, large, files)
     suites = {n: _suite(ctx, n) for n in ctx.sizes.overhead_turns}
-    time_memeval(ctx, _suite(ctx, 1), "warm-up")  # imports and caches the slope must not see
-    best = {n: {"wall": math.inf, "startup": math.inf, "session": math.inf,
-                "harness": math.inf, "with_startup": math.inf, "rows": 0.0} for n in suites}
-    # Rounds take turns between the lengths, so a burst of load elsewhere on the
-    # machine does not land on one of them.
-    for round_ in range(ctx.sizes.overhead_rounds):
-        for n, suite in suites.items():
-            wall, startup, in_session, rows = time_memeval(ctx, suite, f"{n}-{round_}")
-            figures = best[n]
-            for key, value in (("wall", wall), ("startup", startup), ("session", in_session),
-                               ("harness", wall - startup - in_session),
-                               ("with_startup", wall - in_session)):
-                figures[key] = min(figures[key], value)
-            figures["rows"] = rows
-    return {str(n): figures for n, figures in best.items()}
+    time_memeval(ctx, _suite(ctx, 1), f"warm-up-{tag}")  # imports and code paths only
+    out = {}
+    for n, suite in suites.items():
+        wall, startup, in_session, rows = time_memeval(ctx, suite, f"{n}-{tag}")
+        out[str(n)] = {"wall": wall, "startup": startup, "session": in_session,
+                       "harness": wall - startup - in_session,
+                       "with_startup": wall - in_session, "rows": float(rows)}
+    return out
 
 
 def inspect_side(workdir: str, small: str, large: str, files: str,
-                 rounds: str) -> dict[str, dict[str, float]]:
-    """inspect_ai's runs of the same turns as samples, in a fresh process: per length
-    the best wall seconds of `rounds` runs, and the samples."""
-    ctx = _child_context(workdir, small, large, files, rounds)
+                 tag: str) -> dict[str, dict[str, float]]:
+    """One round of inspect_ai's runs of the same turns as samples, in a fresh process:
+    per length the wall seconds and the samples."""
+    ctx = _child_context(workdir, small, large, files)
     samples = {n: side_queries(_suite(ctx, n)) for n in ctx.sizes.overhead_turns}
-    time_inspect(ctx, side_queries(_suite(ctx, 1))[:1], "warm-up")
-    best = {n: {"wall": math.inf, "samples": float(len(items))} for n, items in samples.items()}
-    for round_ in range(ctx.sizes.overhead_rounds):
-        for n, items in samples.items():
-            best[n]["wall"] = min(best[n]["wall"], time_inspect(ctx, items, f"{n}-{round_}"))
-    return {str(n): figures for n, figures in best.items()}
+    time_inspect(ctx, side_queries(_suite(ctx, 1))[:1], f"warm-up-{tag}")
+    return {str(n): {"wall": time_inspect(ctx, items, f"{n}-{tag}"),
+                     "samples": float(len(items))} for n, items in samples.items()}
 
 
-def _child_context(workdir: str, small: str, large: str, files: str, rounds: str) -> Context:
-    sizes = Sizes(overhead_turns=(int(small), int(large)), overhead_files=int(files),
-                  overhead_rounds=max(1, int(rounds)))
+def _child_context(workdir: str, small: str, large: str, files: str) -> Context:
+    sizes = Sizes(overhead_turns=(int(small), int(large)), overhead_files=int(files))
     return Context(sizes=sizes, workdir=Path(workdir))
+
+
+def best_of(rounds: list[dict[str, dict[str, float]]]) -> dict[int, dict[str, float]]:
+    """Per length, each figure's least value over the rounds (noise only adds time;
+    counts are the same in every round)."""
+    return {int(n): {key: min(r[n][key] for r in rounds) for key in rounds[0][n]}
+            for n in rounds[0]}
 
 
 def run(ctx: Context) -> list[Figure]:
     small, large = ctx.sizes.overhead_turns
     rounds = max(1, ctx.sizes.overhead_rounds)
-    args = (ctx.workdir, small, large, ctx.sizes.overhead_files, rounds)
-    # Each side in a fresh interpreter: a process's past (the benchmarks before this
-    # one, or the other side's threads and heap) slowed whichever side ran second.
-    ctx.log(f"overhead: memeval, {small} and {large} turns, best of {rounds}, in a subprocess")
-    ours = {int(n): v for n, v in in_subprocess("bench.overhead.memeval_side", *args).items()}
+    against = ctx.sizes.against_inspect and _has_inspect()
+    mine: list[dict[str, dict[str, float]]] = []
+    theirs_rounds: list[dict[str, dict[str, float]]] = []
+    # Each side in a fresh interpreter per round: a process's past (the benchmarks
+    # before this one, the other side's threads and heap, its own caches) slowed or
+    # sped whichever ran later.
+    for round_ in range(rounds):
+        args = (ctx.workdir, small, large, ctx.sizes.overhead_files, f"r{round_}")
+        ctx.log(f"overhead: round {round_ + 1} of {rounds}, memeval, {small} and {large} "
+                "turns, in a subprocess")
+        mine.append(in_subprocess("bench.overhead.memeval_side", *args))
+        if against:
+            ctx.log(f"overhead: round {round_ + 1} of {rounds}, inspect_ai, the same turns "
+                    "as samples, in a subprocess")
+            theirs_rounds.append(in_subprocess("bench.overhead.inspect_side", *args))
+    ours = best_of(mine)
     turns = ours[large]["rows"] - ours[small]["rows"]
 
     def slope(side: dict[int, dict[str, float]], key: str, count: float) -> float:
@@ -210,17 +221,17 @@ def run(ctx: Context) -> list[Figure]:
     ]
     if not ctx.sizes.against_inspect:
         return figures
-    if not _has_inspect():
+    if not against:
         return [*figures, Figure("overhead.vs_inspect", float("nan"), "x",
                                  note="inspect_ai not installed: pip install 'memeval[bench]'")]
-    ctx.log("overhead: inspect_ai, the same turns as samples, in a subprocess")
-    theirs = {int(n): v for n, v in in_subprocess("bench.overhead.inspect_side", *args).items()}
+    theirs = best_of(theirs_rounds)
     inspect_per = slope(theirs, "wall", theirs[large]["samples"] - theirs[small]["samples"])
     return [*figures,
             Figure("overhead.inspect.ms_per_sample", inspect_per * 1e3, "ms",
                    note="mockllm + generate() + match() + eval log, 1 sample at a time"),
             Figure("overhead.vs_inspect", ratio(harness, inspect_per), "x", TARGET_VS_INSPECT,
-                   note=f"memeval harness per turn / inspect_ai per sample, best of {rounds}"),
+                   note=f"memeval harness per turn / inspect_ai per sample, best of {rounds} "
+                        "rounds taking turns"),
             Figure("overhead.vs_inspect.with_startup", ratio(with_startup, inspect_per), "x",
                    note="with the startup context counted as harness (the split until "
                         "2026-12-04)"),
