@@ -27,7 +27,13 @@ from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
 from memeval.memdir.text import utf8_len
 from memeval.record import TurnResult
 from memeval.run_config import CompatName, RunConfig
-from memeval.scenarios import MaterializedScenario, Scenario, Turn, materialize
+from memeval.scenarios import (
+    MaterializedScenario,
+    Scenario,
+    Turn,
+    materialize,
+    remove_written,
+)
 from memeval.scratch import scratch_folder, world_bytes
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector, reset_selector
@@ -404,7 +410,8 @@ class World:
         return session
 
     def close(self) -> None:
-        self._tmp.cleanup()
+        remove_written(self.files)
+        self._tmp.cleanup()  # what is left: the emptied tree, and anything else written
 
     def __enter__(self) -> World:
         return self

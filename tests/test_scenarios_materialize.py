@@ -10,7 +10,7 @@ import pytest
 
 from memeval.errors import MemevalError
 from memeval.memdir import scan_memory_files
-from memeval.scenarios import loads, materialize
+from memeval.scenarios import loads, materialize, remove_written
 from memeval.scenarios._write import mtime_ns
 
 SCENARIO = """\
@@ -74,6 +74,27 @@ def test_layout_follows_scopes(scenario, tmp_path: Path) -> None:
         "project/.claude/agent-memory-local/scratch/s.md",
         "project/.claude/agent-memory/plugin-tester/t.md",
     ]
+
+
+def test_removing_what_was_written_keeps_only_what_else_is_there(scenario,
+                                                                 tmp_path: Path) -> None:
+    """What `materialize` wrote goes, with the folders it leaves empty; a file something
+    else wrote stays, and so do the folders that hold it."""
+    run = tmp_path / "run"
+    out = materialize(scenario, run)
+    stray = out.project_dir / "notes" / "left-by-a-tool.txt"
+    stray.write_text("x")
+    remove_written(out)
+    left = sorted(p.relative_to(run).as_posix() for p in run.rglob("*"))
+    assert left == [
+        "memory-base", "memory-base/projects", "memory-base/projects/-home-dev-my-proj",
+        "memory-base/projects/-home-dev-my-proj/memory",
+        "memory-base/projects/-home-dev-my-proj/memory/notes",
+        "memory-base/projects/-home-dev-my-proj/memory/notes/left-by-a-tool.txt",
+    ]
+    stray.unlink()
+    remove_written(out)  # nothing of its own is left to remove; the folders stay
+    assert (run / "memory-base").is_dir() and run.is_dir()
 
 
 def test_bytes_are_written_as_stated(scenario, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ scenario's memory base to disk with exact mtimes, `generate` writes a seeded syn
 from memeval.scenarios.generate import Rendered, generate, render
 from memeval.scenarios.importers import ImportReport, import_locomo, import_longmemeval
 from memeval.scenarios.loader import LoadResult, expand_paths, load, load_many, loads
-from memeval.scenarios.materialize import MaterializedScenario, materialize
+from memeval.scenarios.materialize import MaterializedScenario, materialize, remove_written
 from memeval.scenarios.schema import (
     AGENT_SCOPES,
     CATEGORIES,
@@ -47,5 +47,6 @@ __all__ = [
     "load_many",
     "loads",
     "materialize",
+    "remove_written",
     "render",
 ]
