@@ -74,17 +74,18 @@ def _filename_problem(name: str) -> str | None:
     return None
 
 
-def _read_folder(folder: Path) -> tuple[dict[str, bytes], list[str]]:
+def _read_folder(folder: Path, root: Path | None = None) -> tuple[dict[str, bytes], list[str]]:
     """All regular files under `folder` by posix path, and symlinks that leave it.
 
-    Hidden files are skipped; a symlink whose target is outside the folder is not
-    read (a fixture bundle must not pull in files from elsewhere on the machine).
-    Files come in `os.walk`'s order (a folder's files by name, then its sub-folders
-    by name), from one listing per folder: no `stat` for a plain file.
+    Hidden files are skipped; a symlink whose target is outside the folder (`root`:
+    its real path, when the caller has it) is not read (a fixture bundle must not
+    pull in files from elsewhere on the machine). Files come in `os.walk`'s order (a
+    folder's files by name, then its sub-folders by name), from one listing per
+    folder: no `stat` for a plain file.
     """
     found: dict[str, bytes] = {}
     outside: list[str] = []
-    root = folder.resolve()
+    root = folder.resolve() if root is None else root
 
     # Depth first, a folder's sub-folders in name order: a stack of those still to read.
     stack = [(os.fspath(folder), "")]
@@ -184,12 +185,13 @@ def _memdir(ctx: _Context, node: Node | None, field: str, scope: str) -> MemdirS
     from_node = node.value.get("from")
     from_name = check.string(from_node, join(field, "from"))
     if from_node is not None and from_name is not None:
-        source = _resolve_from(ctx, from_name, from_node.line, join(field, "from"))
-        if source is None:
+        found = _resolve_from(ctx, from_name, from_node.line, join(field, "from"))
+        if found is None:
             ctx.broken_scopes.add(scope)
-        if source is not None:
+        else:
+            source, real = found
             try:
-                folder_files, outside = _read_folder(source)
+                folder_files, outside = _read_folder(source, real)
                 for name in outside:
                     check.error(from_node.line, join(field, "from"), f"{source}/{name} is a "
                                 "symlink to a file outside the folder; copy the file in")
@@ -270,7 +272,9 @@ def _memdir(ctx: _Context, node: Node | None, field: str, scope: str) -> MemdirS
     return MemdirSpec(files=files, source=source)
 
 
-def _resolve_from(ctx: _Context, name: str, line: int, field: str) -> Path | None:
+def _resolve_from(ctx: _Context, name: str, line: int,
+                  field: str) -> tuple[Path, Path] | None:
+    """The `from:` folder as named and its real path, or None (reported)."""
     if not name or os.path.isabs(name) or os.path.normpath(name).split(os.sep)[0] == "..":
         ctx.check.error(line, field, f"{name!r} must name a folder under {ctx.memdirs_root} "
                         "(or next to the scenario), without '..' or an absolute path")
@@ -279,12 +283,13 @@ def _resolve_from(ctx: _Context, name: str, line: int, field: str) -> Path | Non
                                                           ctx.scenario_dir)]
     for candidate, base in tried:
         if candidate.is_dir():
-            if not candidate.resolve().is_relative_to(base.resolve()):
+            real = candidate.resolve()
+            if not real.is_relative_to(base.resolve()):
                 ctx.check.error(line, field, f"{candidate} is, or passes through, a link to "
-                                f"{candidate.resolve()}, outside {base}; copy the memdir "
+                                f"{real}, outside {base}; copy the memdir "
                                 "into the fixtures instead of linking it")
                 return None
-            return candidate
+            return candidate, real
     known: list[str] = []
     if ctx.memdirs_root.is_dir():
         known = sorted(p.name for p in ctx.memdirs_root.iterdir() if p.is_dir())
