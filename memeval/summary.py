@@ -72,8 +72,23 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
             map(_plain_column, frame.dtypes)):
         return clean(frame.to_dict(orient="records"))
     names = [str(c) for c in frame.columns]
-    columns = [frame[c].tolist() for c in frame.columns]
-    return [clean(dict(zip(names, row, strict=True))) for row in zip(*columns, strict=True)]
+    columns = [_clean_column(frame[c]) for c in frame.columns]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _clean_column(column: pd.Series) -> list[Any]:
+    """`[clean(cell) for cell in column.tolist()]`, a column at a time: numbers need
+    only their non-finite cells set to null (found by numpy), other cells are cleaned
+    one by one unless already plain."""
+    values = column.tolist()
+    kind = column.dtype.kind
+    if kind == "f":
+        for index in np.flatnonzero(~np.isfinite(column.to_numpy())).tolist():
+            values[index] = None
+        return values
+    if kind in "biu":
+        return values
+    return [cell if type(cell) in _PLAIN else clean(cell) for cell in values]
 
 
 def label_judge(results: Sequence[TurnResult]) -> str | None:
