@@ -43,7 +43,7 @@ TARGETS = {16: 0.9, 64: 0.8}  # efficiency at these many units in flight
 SCENARIOS = 4
 
 
-def no_summary(_run_dir: Path, _extra: Any) -> dict[str, Any]:
+def no_summary(_run_dir: Path, _extra: Any, **_: Any) -> dict[str, Any]:
     return {}
 
 

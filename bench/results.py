@@ -33,10 +33,10 @@ def child(suite: str, run_dir: str) -> dict[str, Any]:
     peaks: dict[str, Any] = {"start": peak_rss_mb()}
     started = time.perf_counter()
 
-    def summarize(path: Path, extra: Any) -> dict[str, Any]:
+    def summarize(path: Path, extra: Any, **kwargs: Any) -> dict[str, Any]:
         peaks["runner"] = peak_rss_mb()
         peaks["runner_s"] = time.perf_counter() - started
-        return finish_run(path, extra)
+        return finish_run(path, extra, **kwargs)
 
     config = RunConfig(scenarios=(suite,), selectors=SELECTORS, judges=("gold",),
                        concurrency=4, history="gold")

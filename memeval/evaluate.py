@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
@@ -126,7 +126,37 @@ def run_config_record(config: RunConfig, selectors: Sequence[Selector],
     }
 
 
-Summarizer = Callable[[Path, Mapping[str, Any]], dict[str, Any]]
+class RowDigest:
+    """What `summary.json` and the report need of a run's rows, gathered in one pass
+    that keeps no row: the summary's inputs (`SummaryPass`) and the report's turn
+    views (`TurnViews`). A run gathers its rows as they are written, so finishing
+    it does not read `results.jsonl` back; `of_folder` reads a folder's rows instead
+    (a resumed run's earlier rows, a rebuild, a merge)."""
+
+    def __init__(self) -> None:
+        from memeval.report import TurnViews
+
+        self.inputs, self.views = SummaryPass(), TurnViews()
+
+    def add(self, result: TurnResult) -> None:
+        self.inputs.add(result)
+        self.views.add(result)
+
+    @classmethod
+    def of_folder(cls, run_dir: Path) -> RowDigest:
+        """Every row of a run folder, in file order."""
+        digest = cls()
+        with collector_paused():
+            for result in iter_results(run_dir):
+                digest.add(result)
+        return digest
+
+
+class Summarizer(Protocol):
+    """Builds `summary.json` and the report of a run folder (see `finish_run`)."""
+
+    def __call__(self, run_dir: Path, extra: Mapping[str, Any], *,
+                 digest: RowDigest | None = None) -> dict[str, Any]: ...
 
 
 def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
@@ -138,8 +168,8 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         config: what to run.
         run_dir: the run folder; rows already in it for the same config are kept.
         progress: show a progress bar over turns.
-        finish: builds `summary.json` and the report from the folder and extra
-            run facts (defaults to `finish_run`).
+        finish: builds `summary.json` and the report from the folder, extra run
+            facts and the rows' digest (defaults to `finish_run`).
         shard: run only this share of the units (see `memeval.shards`).
         retry_errors: run again the finished sessions that had a selector or judge
             error (the rest of the folder is kept).
@@ -199,9 +229,13 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
         bar = tqdm(total=sum(len(u.turn_indices) for u in todo), desc="memeval", unit="turn",
                    disable=not progress, dynamic_ncols=True)
         failures = UnitFailures()
+        # The rows kept from an earlier run first, then each unit's as it is written:
+        # the file's order, so the summary and report are those a rebuild makes.
+        digest = RowDigest.of_folder(run_dir)
 
         def write(_unit: Unit, rows: list[TurnResult]) -> None:
-            writer.append_unit(rows)
+            for result in writer.append_unit(rows):
+                digest.add(result)
 
         with stop_on_signals() as stop:
             run_coroutine(run_units(todo, config, judges, on_rows=write,
@@ -212,13 +246,13 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
         writer.flush()
         unit_errors = failures.messages()
         if stop.is_set():
-            (finish or finish_run)(run_dir, {"unit_errors": unit_errors})
+            (finish or finish_run)(run_dir, {"unit_errors": unit_errors}, digest=digest)
             left = len(todo) - writer.units_written - failures.count
             raise RunInterrupted(writer.units_written, left)
         extra: dict[str, Any] = {"unit_errors": unit_errors}
         if llm_client is not None:
             extra["llm"] = llm_client.summary()
-        summary = (finish or finish_run)(run_dir, extra)
+        summary = (finish or finish_run)(run_dir, extra, digest=digest)
         if not unit_errors:  # a failed unit has no rows: rerunning retries just it
             writer.mark_complete()
     return RunOutcome(run_dir=run_dir, rows=writer.row_count, units_run=len(todo),
@@ -273,26 +307,24 @@ def _check_resumable(run_dir: Path, config: RunConfig, shard: Shard | None) -> N
 
 
 def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
-               flag_incomplete: bool = False) -> dict[str, Any]:
+               flag_incomplete: bool = False, digest: RowDigest | None = None) -> dict[str, Any]:
     """Write `summary.json` from the rows, then `index.html` from both.
 
     Args:
         run_dir: the run folder.
         extra: run facts that are not in the rows (the model door's budget state).
         flag_incomplete: warn on the page when the folder is marked unfinished.
+        digest: every row of the folder, gathered as they were written; by default
+            the rows are read from the folder (one read serves both files).
     """
-    from memeval.report import TurnViews, render_run
+    from memeval.report import render_run
 
-    # One read of the rows serves both: the summary's inputs and the report's views.
-    inputs, views = SummaryPass(), TurnViews()
-    with collector_paused():
-        for result in iter_results(run_dir):
-            inputs.add(result)
-            views.add(result)
-    summary = inputs.summary(run_dir=run_dir)
+    if digest is None:
+        digest = RowDigest.of_folder(run_dir)
+    summary = digest.inputs.summary(run_dir=run_dir)
     summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)
-    render_run(run_dir, flag_incomplete=flag_incomplete, views=views)
+    render_run(run_dir, flag_incomplete=flag_incomplete, views=digest.views)
     return summary
 
 
@@ -408,6 +440,6 @@ def timestamped_run_dir(reports_dir: Path) -> Path:
 
 
 __all__ = [
-    "RunOutcome", "evaluate", "finish_run", "plan_units", "run_config_record",
+    "RowDigest", "RunOutcome", "evaluate", "finish_run", "plan_units", "run_config_record",
     "timestamped_run_dir", "uses_model",
 ]

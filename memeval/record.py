@@ -316,14 +316,21 @@ def _candidate_item(item: Mapping[str, Any], root: str) -> dict[str, Any]:
     return out
 
 
-def _relative_item(item: Mapping[str, Any], root: str) -> dict[str, Any]:
-    """A surfaced, picked or dropped memory with the session's root cut from its paths
-    (its reminder header names the file by absolute path), so the same memory seen by
-    two sessions is one payload."""
-    out = {**item, "path": _relative(item.get("path"), root)} if "path" in item else dict(item)
-    header = out.get("header")
+def relative_header(header: Any, root: str) -> Any:
+    """A memory's reminder header as stored: it names the file by absolute path, and
+    the session's temporary root is cut from it (a row read back, or a report, shows
+    the path inside the materialized world)."""
     if root and isinstance(header, str) and root in header:
-        out["header"] = header.replace(root.rstrip("/") + "/", "")
+        return header.replace(root.rstrip("/") + "/", "")
+    return header
+
+
+def _relative_item(item: Mapping[str, Any], root: str) -> dict[str, Any]:
+    """A surfaced, picked or dropped memory with the session's root cut from its paths,
+    so the same memory seen by two sessions is one payload."""
+    out = {**item, "path": _relative(item.get("path"), root)} if "path" in item else dict(item)
+    if "header" in out:
+        out["header"] = relative_header(out["header"], root)
     return out
 
 

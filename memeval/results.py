@@ -358,15 +358,16 @@ class ResultsWriter:
         in full: what a resume skips, whatever units the rows were written in."""
         return set(self._turns)
 
-    def append_unit(self, results: Sequence[TurnResult]) -> None:
+    def append_unit(self, results: Sequence[TurnResult]) -> list[TurnResult]:
         """Append all rows of one unit together: they reach the disk in one write, and
         are fsynced at once or, with `sync_every`, with the next units within that many
-        seconds (a killed run loses at most those; their answers are in the cache)."""
+        seconds (a killed run loses at most those; their answers are in the cache).
+        Returns the rows appended: those of turns not already on disk."""
         # A turn already on disk is never written twice (a unit planned over turns an
         # earlier run wrote in other units, as after an edit that moved a compaction).
         results = [r for r in results if r.turn_key not in self._turns]
         if not results:
-            return
+            return results
         start = results[0].turn_index
         rows = [{**r.to_dict(self._payloads), "unit_size": len(results), "unit_start": start}
                 for r in results]
@@ -378,6 +379,7 @@ class ResultsWriter:
         self.units_written += 1
         if time.monotonic() - self._synced >= self.sync_every:
             self.flush()
+        return results
 
     def flush(self) -> None:
         """Make every appended row durable: new payloads first, so no row on disk

@@ -342,14 +342,16 @@ class SuiteStore:
         run_dir.mkdir(parents=True, exist_ok=True)
         for name in (RESULTS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE):
             (run_dir / name).unlink(missing_ok=True)  # a pytest run replaces the last one
-        from memeval.evaluate import finish_run
+        from memeval.evaluate import RowDigest, finish_run
 
         selectors = sorted({key[1] for key in units})
         # From the rows: an xdist controller never planned the workers' judges itself.
         judges = sorted({j for rows in units.values() for row in rows for j in row.judgements})
+        digest = RowDigest()
         with ResultsWriter(run_dir) as writer:
             for rows in units.values():
-                writer.append_unit(rows)
+                for result in writer.append_unit(rows):
+                    digest.add(result)
             config = replace(self.config, selectors=tuple(selectors), judges=tuple(judges))
             record = run_config_record(config, [resolve_selector(s) for s in selectors],
                                        [resolve_judge(j) for j in judges])
@@ -357,7 +359,7 @@ class SuiteStore:
                                                "scenario_errors": [
                                                    str(e) for e in self.loaded().errors]})
             try:
-                summary = finish_run(run_dir)
+                summary = finish_run(run_dir, digest=digest)
             except Exception as exc:  # a report bug must not lose the run: summary is on disk
                 self.report_error = f"{REPORT_FILE} not written ({type(exc).__name__}: {exc})"
                 summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))

@@ -12,7 +12,9 @@ from memeval.errors import MemevalError
 from memeval.evaluate import evaluate
 from memeval.results import CONFIG_FILE, INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
 from memeval.run_config import RunConfig
+from memeval.selectors.base import SelectionResult, SyncSelector
 from memeval.summary import summarize
+from memeval.usage import Usage
 
 SCENARIO = textwrap.dedent("""\
     id: tiny
@@ -313,3 +315,75 @@ def test_the_heap_before_a_run_is_frozen_while_it_runs_and_given_back(
         assert gc.get_freeze_count() > frozen // 2  # not unfrozen (freed ones leave it)
     finally:
         gc.unfreeze()
+
+
+def _finished_files(run_dir):
+    """summary.json and the page's turn data of a run folder, less the summary's time."""
+    from memeval.report._html import unpack_json
+    from memeval.results import REPORT_FILE
+    from tests.test_report_run import DATA_BLOCK
+
+    summary = json.loads((run_dir / SUMMARY_FILE).read_text())
+    created = summary.pop("created")
+    html = (run_dir / REPORT_FILE).read_text().replace(created, "")
+    return summary, unpack_json(DATA_BLOCK.search(html).group(1)), html
+
+
+class _JunkSelector(SyncSelector):
+    """Answers as a buggy plugin might: on some turns it raises, on others its names
+    are not all text; and its cost is not a number, its latency infinite."""
+
+    name = "junk-answers"
+
+    def select(self, request):
+        kind = len(request.query) % 3
+        if kind == 0:
+            raise RuntimeError(f"backend down for {request.query[:10]!r}")
+        names = [c.filename for c in request.candidates[:2]]
+        if kind == 1:
+            names += [7, None, {"a": 1}, ["x"], float("nan")]
+        return SelectionResult(names=tuple(names), raw_output=f"{names!r}",
+                               usage=Usage(calls=1, cost_usd=float("nan"),
+                                           latency_s=float("inf")),
+                               reasons={"x": "because"})
+
+
+@pytest.mark.parametrize("history", ["gold", "own"])
+def test_a_run_finishes_as_a_rebuild_of_its_folder_would(tmp_path, history):
+    """The rows go to the summary and report as they are written (never read back);
+    what they make is what a rebuild from the folder makes, page bytes included: the
+    memories' paths cut from the session's temporary root, as the rows store them."""
+    import shutil
+    from pathlib import Path
+
+    from memeval.evaluate import rebuild_run
+    from memeval.selectors import SELECTORS
+
+    if "junk-answers" not in SELECTORS.available():
+        SELECTORS.register("junk-answers", _JunkSelector)
+
+    fixtures = sorted((Path(__file__).parents[1] / "fixtures" / "scenarios").glob("*.yaml"))
+    config = RunConfig(scenarios=tuple(str(p) for p in fixtures[:6]),
+                       selectors=("oracle", "bm25", "recency", "none", "junk-answers"),
+                       judges=("gold", "gold?candidates=false"), history=history,
+                       concurrency=3)
+    run_dir = tmp_path / "run"
+    evaluate(config, run_dir, progress=False)
+    written = _finished_files(run_dir)
+    assert any(v["shown"] for v in written[1]["turns"])  # memories reached the page
+    junk = [v for v in written[1]["turns"] if v["sel"] == "junk-answers"]
+    assert any(v["errs"] for v in junk) and any(v["shown"] for v in junk)
+    assert str(tmp_path) not in written[2]  # no temporary root on the page
+    rebuild_run(run_dir)
+    assert _finished_files(run_dir) == written
+
+    # resumed: the rows kept from before are read, the new ones met as written
+    lines = (run_dir / RESULTS_FILE).read_bytes().splitlines(keepends=True)
+    resumed = tmp_path / "resumed"
+    shutil.copytree(run_dir, resumed)
+    (resumed / RESULTS_FILE).write_bytes(b"".join(lines[:len(lines) // 2]))
+    outcome = evaluate(config, resumed, progress=False)
+    assert outcome.units_resumed and outcome.units_run
+    after_resume = _finished_files(resumed)
+    rebuild_run(resumed)
+    assert _finished_files(resumed) == after_resume

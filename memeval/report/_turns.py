@@ -18,7 +18,7 @@ from typing import Any
 
 from memeval.judges.base import Judgement
 from memeval.labels import memory_key
-from memeval.record import TurnResult
+from memeval.record import TurnResult, relative_header
 from memeval.session import render_system_reminder
 
 # Filter tags of a turn, in the order the outcome menu lists them.
@@ -112,6 +112,9 @@ def score_index(per_turn: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str, s
              str(r["judge"])): r for r in per_turn}
 
 
+_MANIFEST_VIEWS = 512  # manifest views kept (each holds its manifest's text)
+
+
 class _Tables:
     """The tables a payload's views point into, and a cache of manifest views."""
 
@@ -119,18 +122,18 @@ class _Tables:
                  manifests: ListTable | None = None) -> None:
         self.strings, self.entries = strings, entries
         self.manifests = manifests if manifests is not None else ListTable()
-        # Rows read from one folder share their manifest and candidate objects, so a
-        # manifest seen by six selectors is paired with its keys once. The entry keeps
-        # the candidates alive, so their id cannot be reused while it is cached.
-        self._manifest_views: dict[tuple[str, str, int], tuple[Any, dict[str, Any]]] = {}
+        # A manifest recurs in every selector's row of a turn (and in every turn whose
+        # memdir did not change): its view is built once, found by what it is made of.
+        self._manifest_views: dict[tuple[str, str, tuple[str, ...]], dict[str, Any]] = {}
 
     def manifest(self, scope: str, manifest: str, candidates: Any) -> dict[str, Any]:
-        key = (scope, manifest, id(candidates))
-        hit = self._manifest_views.get(key)
-        if hit is not None and hit[0] is candidates:
-            return hit[1]
+        names = tuple([str(c.get("filename", "")) for c in candidates or ()])
+        key = (scope, manifest, names)
+        view = self._manifest_views.get(key)
+        if view is not None:
+            return view
         lines = manifest.split("\n") if manifest else []
-        keys = [memory_key(scope, str(c.get("filename", ""))) for c in candidates or []]
+        keys = [memory_key(scope, name) for name in names]
         # Manifest line i describes candidate i, and the same (line, key) entry recurs
         # in every turn that lists it, so each is stored once. When a description spans
         # lines the pairing is unknown: the page then shows the manifest text without
@@ -141,9 +144,9 @@ class _Tables:
                 for line, key in zip(lines, keys, strict=True)), "lines": None}
         else:
             view = {"m": None, "lines": [self.strings.ref(line) for line in lines]}
-        if len(self._manifest_views) > 4096:
+        if len(self._manifest_views) >= _MANIFEST_VIEWS:  # rows of a turn come together
             self._manifest_views.clear()
-        self._manifest_views[key] = (candidates, view)
+        self._manifest_views[key] = view
         return view
 
 
@@ -163,12 +166,15 @@ def _dir_view(d: Mapping[str, Any], tables: _Tables) -> dict[str, Any]:
     return view
 
 
-def _shown(record: Mapping[str, Any], strings: StringTable) -> list[dict[str, Any]]:
-    """What reached the model (or would have, for a discarded turn), exactly as sent."""
+def _shown(record: Mapping[str, Any], strings: StringTable, root: str) -> list[dict[str, Any]]:
+    """What reached the model (or would have, for a discarded turn), exactly as sent
+    but for the session's temporary root, cut from the paths as the stored row has it
+    (`root` is empty for a row read back, set for one met as it was written)."""
     out = []
     for discarded, name in ((False, "surfaced"), (True, "discarded")):
         for memory in record.get(name) or []:
-            text = render_system_reminder(memory.get("header", ""), memory.get("content", ""))
+            text = render_system_reminder(relative_header(memory.get("header", ""), root),
+                                          memory.get("content", ""))
             out.append({"key": memory.get("key"), "rem": strings.ref(text),
                         "trunc": bool(memory.get("truncated")), "disc": discarded})
     return out
@@ -281,7 +287,7 @@ class TurnViews:
             "dropped": [[str(d.get("name")), str(d.get("reason"))]
                         for d in record.get("dropped") or []],
             "sel_keys": list(result.selected),
-            "shown": _shown(record, strings),
+            "shown": _shown(record, strings, result.root),
             "skip": result.skipped,
             # placed after "errs" by `finish`, as the page's data has always had them
             "bytes": result.surfaced_bytes,
