@@ -142,8 +142,10 @@ def memeval_run(out: Path, scenarios: Path, cache: Path, url: str, *selectors: s
             "--repeats", "2", "--quiet", "--cache", str(cache)]
     for spec in selectors:
         args += ["-s", spec]
+    # A killed run cannot remove its worlds: keep them beside the run, not in /dev/shm.
     env = {**os.environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": KEY,
-           "MEMEVAL_MAX_CONCURRENCY": "1", **(extra_env or {})}
+           "MEMEVAL_MAX_CONCURRENCY": "1", "MEMEVAL_WORLDS": str(out.parent / "worlds"),
+           **(extra_env or {})}
     env.pop("MEMEVAL_RECORD", None)
     env.pop("MEMEVAL_REPLAY", None)
     return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
