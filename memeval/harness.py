@@ -34,7 +34,7 @@ from memeval.scenarios import (
     materialize,
     remove_written,
 )
-from memeval.scratch import scratch_folder, world_bytes
+from memeval.scratch import WorldsFolder, scratch_folder, world_bytes
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector, reset_selector
 from memeval.selectors.baselines import OracleSelector
@@ -365,7 +365,7 @@ class World:
         share_scans: sessions reuse the world's memdir scans instead of scanning each
             turn afresh as the system does.
         scratch: the folder to write the world in (`memeval.scratch`); by default
-            chosen for this world alone.
+            a `WorldsFolder` of the world's own, where `scratch_folder` chooses.
     """
 
     def __init__(self, scenario: Scenario, repeat: int, config: RunConfig,
@@ -373,9 +373,15 @@ class World:
                  scratch: str | Literal["auto"] | None = "auto") -> None:
         self.scenario, self.repeat, self.config = scenario, repeat, config
         self._scans: dict[Any, Any] | None = {} if share_scans else None
+        self._own: WorldsFolder | None = None  # a world alone holds a folder of its own
         if scratch == "auto":
-            scratch = scratch_folder(world_bytes([scenario]))
-        self._tmp = tempfile.TemporaryDirectory(prefix="memeval-", dir=scratch)
+            self._own = WorldsFolder(scratch_folder(world_bytes([scenario])))
+            scratch = self._own.path
+        try:
+            self._tmp = tempfile.TemporaryDirectory(prefix="memeval-", dir=scratch)
+        except BaseException:
+            self._release_own()
+            raise
         try:
             self.files = materialize(scenario, Path(self._tmp.name))
             self.contexts = startup_contexts(self.files, scenario)
@@ -387,6 +393,7 @@ class World:
                                           users)
         except BaseException:
             self._tmp.cleanup()
+            self._release_own()
             raise
 
     def session(self, selector: Selector) -> Session:
@@ -410,8 +417,16 @@ class World:
         return session
 
     def close(self) -> None:
-        remove_written(self.files)
-        self._tmp.cleanup()  # what is left: the emptied tree, and anything else written
+        try:
+            remove_written(self.files)
+            self._tmp.cleanup()  # what is left: the emptied tree, and anything else written
+        finally:
+            self._release_own()
+
+    def _release_own(self) -> None:
+        if self._own is not None:
+            self._own.close()
+            self._own = None
 
     def __enter__(self) -> World:
         return self

@@ -21,7 +21,7 @@ from memeval.interrupt import StopRequested
 from memeval.judges.base import Judge
 from memeval.record import TurnResult
 from memeval.run_config import RunConfig
-from memeval.scratch import scratch_folder, world_bytes
+from memeval.scratch import WorldsFolder, scratch_folder, world_bytes
 from memeval.selectors.base import Selector
 
 WorldKey = tuple[int, int]  # (id of the scenario, repeat)
@@ -46,8 +46,8 @@ class Worlds:
             self._units.setdefault(world_key(unit), []).append(unit)
         self._left = Counter({key: len(group) for key, group in self._units.items()})
         # Every world may be open at once (with --batches they are): room for all.
-        self._scratch = scratch_folder(world_bytes(group[0].scenario
-                                                   for group in self._units.values()))
+        self._folder = WorldsFolder(scratch_folder(world_bytes(
+            group[0].scenario for group in self._units.values())))
         self._open: dict[WorldKey, World | Exception] = {}
         self._selectors: dict[tuple[WorldKey, str], Selector | Exception] = {}
 
@@ -56,7 +56,7 @@ class Worlds:
         if key not in self._open:
             try:
                 self._open[key] = World(unit.scenario, unit.repeat, self.config,
-                                        self._units[key], scratch=self._scratch)
+                                        self._units[key], scratch=self._folder.path)
             except Exception as exc:
                 self._open[key] = exc
         world = self._open[key]
@@ -92,10 +92,13 @@ class Worlds:
                 self._selectors.pop((key, spec), None)
 
     def close(self) -> None:
-        for world in self._open.values():
-            if isinstance(world, World):
-                world.close()
-        self._open.clear()
+        try:
+            for world in self._open.values():
+                if isinstance(world, World):
+                    world.close()
+            self._open.clear()
+        finally:
+            self._folder.close()
 
 
 async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[Judge], *,

@@ -9,6 +9,12 @@ within it; the memdir scan sorts its listing by name, so what the system under t
 sees does not depend on the folder's file system. `MEMEVAL_WORLDS` names another
 folder (made if missing); a temporary folder the user chose (`TMPDIR`, `TEMP` or
 `TMP`, as `tempfile` reads them) is honoured, as for every other temporary file.
+
+A run makes its worlds inside one `WorldsFolder` of its own, which it holds locked while
+it lasts. A run killed outright (`kill -9`, the out-of-memory killer) cannot remove
+its worlds, and in `/dev/shm` they would hold memory until the machine restarts; the
+next run that makes a folder there removes every folder whose run has died, which
+the lock tells whatever process or container made it.
 """
 
 from __future__ import annotations
@@ -16,8 +22,14 @@ from __future__ import annotations
 import mmap
 import os
 import shutil
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: folders are made, never swept
+    fcntl = None  # type: ignore[assignment]
 
 from memeval.errors import MemevalError
 from memeval.scenarios import Scenario
@@ -65,3 +77,85 @@ def scratch_folder(needed: int) -> str | None:
                                                                    os.W_OK | os.X_OK):
         return None
     return str(RAM_FOLDER)
+
+
+RUN_PREFIX = "memeval-run-"  # a run's folder of worlds
+_LOCK = "held"  # the file in it whose lock says the run is alive
+
+
+class WorldsFolder:
+    """A folder for one run's worlds, held while the run lasts and removed after it.
+
+    The hold is an exclusive `flock` on a file inside: the kernel drops it when the
+    process ends however it ends, so a folder nobody holds is one whose run died.
+    Making a folder first removes such folders left in the same place by this user.
+
+    Args:
+        base: where to make it (`scratch_folder`); None for the system's temp folder.
+    """
+
+    def __init__(self, base: str | None) -> None:
+        parent = tempfile.gettempdir() if base is None else base
+        sweep_abandoned(parent)
+        self.path = tempfile.mkdtemp(prefix=RUN_PREFIX, dir=parent)
+        try:
+            self._held = _hold(self.path)
+        except OSError:
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise
+
+    def close(self) -> None:
+        """Remove the folder and everything left in it, then let go of it."""
+        shutil.rmtree(self.path, ignore_errors=True)
+        if self._held is not None:
+            os.close(self._held)
+            self._held = None
+
+
+def _hold(folder: str) -> int | None:
+    """Lock a new file, then give it its name: a sweep never sees the name unheld."""
+    if fcntl is None:
+        return None
+    making = os.path.join(folder, f".{_LOCK}-{os.getpid()}")
+    handle = os.open(making, os.O_CREAT | os.O_EXCL | os.O_RDONLY | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.rename(making, os.path.join(folder, _LOCK))
+    except OSError:
+        os.close(handle)
+        raise
+    return handle
+
+
+def sweep_abandoned(parent: str) -> int:
+    """Remove this user's worlds folders in `parent` whose run is no longer alive (see
+    `WorldsFolder`); returns how many. A folder without the lock file (being made, or
+    from a memeval before this) is left alone."""
+    if fcntl is None:
+        return 0
+    try:
+        with os.scandir(parent) as listing:
+            entries = [e for e in listing if e.name.startswith(RUN_PREFIX)]
+    except OSError:
+        return 0
+    swept = 0
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False) or \
+                    entry.stat(follow_symlinks=False).st_uid != os.getuid():
+                continue
+            handle = os.open(os.path.join(entry.path, _LOCK),
+                             os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: its run is alive
+            os.close(handle)
+            continue
+        try:
+            shutil.rmtree(entry.path, ignore_errors=True)
+            swept += 1
+        finally:
+            os.close(handle)
+    return swept

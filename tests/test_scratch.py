@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,8 +73,10 @@ def test_a_run_makes_its_worlds_in_the_chosen_folder(tmp_path: Path, ram: Path,
     outcome = evaluate(RunConfig(scenarios=(str(suite),), selectors=("bm25",)),
                        tmp_path / "run", progress=False)
     assert outcome.rows == 2
-    assert roots and all(root.parent == ram for root in roots)
-    assert not list(ram.iterdir())  # and removes them
+    # each in the run's own folder there
+    assert roots and all(root.parent.parent == ram for root in roots)
+    assert all(root.parent.name.startswith(scratch.RUN_PREFIX) for root in roots)
+    assert not list(ram.iterdir())  # and removes them, and the folder
 
 
 def test_a_missing_override_folder_is_made(ram: Path, tmp_path: Path,
@@ -93,3 +99,54 @@ def test_an_override_that_cannot_be_made_is_one_clear_error(
     assert f"{scratch.WORLDS_ENV}={blocker / 'worlds'}: cannot make the folder" in result.output
     assert "unset it" in result.output
     assert "Traceback" not in result.output
+
+
+_HOLDER = """
+import sys, time
+from memeval.scratch import WorldsFolder
+folder = WorldsFolder(sys.argv[1])
+print(folder.path, flush=True)
+time.sleep(120)
+"""
+
+
+def _holder(base: Path) -> tuple[subprocess.Popen[str], Path]:
+    """A process holding a run folder in `base`, and the folder."""
+    child = subprocess.Popen([sys.executable, "-c", _HOLDER, str(base)],
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    return child, Path(child.stdout.readline().strip())
+
+
+@pytest.mark.skipif(scratch.fcntl is None, reason="no flock on this platform: never swept")
+def test_a_dead_runs_folder_is_swept_and_a_live_ones_is_kept(tmp_path: Path) -> None:
+    base = tmp_path / "shm"
+    base.mkdir()
+    dead, dead_folder = _holder(base)
+    alive, alive_folder = _holder(base)
+    try:
+        (dead_folder / "memeval-world" / "memory").mkdir(parents=True)
+        (dead_folder / "memeval-world" / "memory" / "a.md").write_text("x")
+        unlocked = base / f"{scratch.RUN_PREFIX}being-made"  # no lock file yet
+        unlocked.mkdir()
+        other = base / "memeval-older"  # a world of a memeval before run folders
+        other.mkdir()
+        os.kill(dead.pid, signal.SIGKILL)
+        dead.wait(timeout=30)
+        assert scratch.sweep_abandoned(str(base)) == 1
+        assert not dead_folder.exists()
+        assert alive_folder.is_dir() and unlocked.is_dir() and other.is_dir()
+        # A new run folder sweeps too, and is itself held: a second sweep keeps it.
+        dead2, dead2_folder = _holder(base)
+        os.kill(dead2.pid, signal.SIGKILL)
+        dead2.wait(timeout=30)
+        mine = scratch.WorldsFolder(str(base))
+        assert not dead2_folder.exists()
+        assert scratch.sweep_abandoned(str(base)) == 0
+        assert Path(mine.path).is_dir() and alive_folder.is_dir()
+        mine.close()
+        assert not Path(mine.path).exists()
+    finally:
+        alive.kill()
+        alive.wait(timeout=30)
+    assert scratch.sweep_abandoned(str(base)) == 1  # the live one, once it died

@@ -142,7 +142,8 @@ def memeval_run(out: Path, scenarios: Path, cache: Path, url: str, *selectors: s
             "--repeats", "2", "--quiet", "--cache", str(cache)]
     for spec in selectors:
         args += ["-s", spec]
-    # A killed run cannot remove its worlds: keep them beside the run, not in /dev/shm.
+    # A killed run cannot remove its worlds (the next run sweeps them): keep them beside
+    # the run, not in /dev/shm, where a test's last kill would leave them.
     env = {**os.environ, "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": KEY,
            "MEMEVAL_MAX_CONCURRENCY": "1", "MEMEVAL_WORLDS": str(out.parent / "worlds"),
            **(extra_env or {})}
@@ -189,10 +190,13 @@ def test_kill_9_mid_run_then_rerun_equals_an_uninterrupted_run_and_pays_once(
         assert code == -signal.SIGKILL, f"the run was not killed (exit {code}): {err[-500:]}"
         assert (out / INCOMPLETE_MARKER).exists(), "a killed run must not look finished"
         assert not (out / SUMMARY_FILE).exists()
+        worlds = out.parent / "worlds"
+        assert list(worlds.iterdir()), "the killed run's worlds are left where it wrote them"
         code, stdout, err = finish(memeval_run(out, reference["scenarios"], cache, server.url,
                                                "claude"))
     assert code == 0, err
     assert "resumed" in stdout
+    assert not list(worlds.iterdir()), "the rerun sweeps the dead run's worlds, then its own"
     assert comparable_rows(out / RESULTS_FILE) == reference["rows"]
     assert not (out / INCOMPLETE_MARKER).exists()
     # Repeats send the same body on purpose (each repeat is its own answer), so a body

@@ -71,9 +71,10 @@ def test_sigint_keeps_finished_sessions_and_the_resume_pays_nothing_twice(tmp_pa
 def test_a_second_sigint_stops_at_once(tmp_path: Path):
     write_suite(tmp_path / "scenarios", SCENARIOS)
     out = tmp_path / "run"
+    worlds = tmp_path / "worlds"  # where the run writes its worlds, to see what it leaves
     with FakeMessagesServer(latency=5.0) as server:  # every call hangs for a while
         env = {**os.environ, "ANTHROPIC_API_KEY": "test-key-interrupt",
-               "ANTHROPIC_BASE_URL": server.url}
+               "ANTHROPIC_BASE_URL": server.url, "MEMEVAL_WORLDS": str(worlds)}
         child = _run(["run", "--quiet", "--scenarios", str(tmp_path / "scenarios" / "*.yaml"),
                       "-s", "claude", "--no-cache", "--out", str(out)], env)
         deadline = time.monotonic() + 60
@@ -86,3 +87,11 @@ def test_a_second_sigint_stops_at_once(tmp_path: Path):
         _, err = child.communicate(timeout=STOP_WITHIN_S)
         assert child.returncode == 130 and time.monotonic() - sent < 3, err
         assert "stopped at once" in err
+    # Stopping at once leaves the worlds behind; the next run, whatever it runs, sweeps
+    # them (in /dev/shm they would hold memory until the machine restarts).
+    assert [p.name for p in worlds.iterdir() if p.name.startswith("memeval-run-")]
+    again = _run(["run", "--quiet", "--scenarios", str(tmp_path / "scenarios" / "*.yaml"),
+                  "-s", "recency", "--out", str(tmp_path / "other")], env)
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err
+    assert not list(worlds.iterdir())
