@@ -98,6 +98,7 @@ class WorldsFolder:
         parent = tempfile.gettempdir() if base is None else base
         sweep_abandoned(parent)
         self.path = tempfile.mkdtemp(prefix=RUN_PREFIX, dir=parent)
+        self._maker = os.getpid()
         try:
             self._held = _hold(self.path)
         except OSError:
@@ -105,8 +106,10 @@ class WorldsFolder:
             raise
 
     def close(self) -> None:
-        """Remove the folder and everything left in it, then let go of it."""
-        shutil.rmtree(self.path, ignore_errors=True)
+        """Remove the folder and everything left in it, then let go of it. A forked
+        child only lets go: the folder is its parent's."""
+        if os.getpid() == self._maker:
+            shutil.rmtree(self.path, ignore_errors=True)
         if self._held is not None:
             os.close(self._held)
             self._held = None
@@ -144,8 +147,8 @@ def sweep_abandoned(parent: str) -> int:
             if not entry.is_dir(follow_symlinks=False) or \
                     entry.stat(follow_symlinks=False).st_uid != os.getuid():
                 continue
-            handle = os.open(os.path.join(entry.path, _LOCK),
-                             os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            handle = os.open(os.path.join(entry.path, _LOCK),  # never waits on a FIFO
+                             os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             continue
         try:

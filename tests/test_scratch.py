@@ -150,3 +150,19 @@ def test_a_dead_runs_folder_is_swept_and_a_live_ones_is_kept(tmp_path: Path) -> 
         alive.kill()
         alive.wait(timeout=30)
     assert scratch.sweep_abandoned(str(base)) == 1  # the live one, once it died
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_closing_its_copy_leaves_the_folder(tmp_path: Path) -> None:
+    mine = scratch.WorldsFolder(str(tmp_path))
+    try:
+        child = os.fork()
+        if child == 0:  # the child: close its copy, then leave at once
+            mine.close()
+            os._exit(0)
+        os.waitpid(child, 0)
+        assert Path(mine.path).is_dir()
+        assert scratch.sweep_abandoned(str(tmp_path)) == 0  # and the parent still holds it
+    finally:
+        mine.close()
+    assert not Path(mine.path).exists()
