@@ -15,8 +15,8 @@ from pathlib import Path
 from bench._core import Context, Figure, generated_suite, ratio
 from bench._fake import fake_api_process, model_calls
 from bench.concurrency import no_summary
-from memeval.evaluate import evaluate
-from memeval.run_config import LLMOptions, RunConfig
+from memeval.run.config import LLMOptions, RunConfig
+from memeval.run.evaluate import evaluate
 
 TARGET_CALLS = 0
 TARGET_TIME_RATIO = 0.05

@@ -30,11 +30,11 @@ from typing import Any
 
 from bench._core import Context, Figure, generated_suite, ratio
 from bench._fake import environment, fake_api_process, model_calls
-from memeval.evaluate import evaluate
 from memeval.llm import LLMClient
 from memeval.llm.client import DEFAULT_MAX_CONCURRENCY
 from memeval.memdir import format_memory_manifest, scan_memory_files
-from memeval.run_config import LLMOptions, RunConfig
+from memeval.run.config import LLMOptions, RunConfig
+from memeval.run.evaluate import evaluate
 from memeval.scenarios import load_many
 from memeval.selectors.base import SelectionRequest
 from memeval.selectors.claude import ClaudeSelector

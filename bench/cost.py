@@ -15,12 +15,12 @@ from bench._core import Context, Figure, generated_suite, ratio
 from bench._fake import fake_api
 from bench._stateful_delta import DeltaStatefulSelector
 from bench.concurrency import no_summary
-from memeval.evaluate import evaluate
-from memeval.harness import open_session, play_turn
 from memeval.llm import LLMClient
 from memeval.llm.prices import load_prices
-from memeval.results import RESULTS_FILE, read_results
-from memeval.run_config import LLMOptions, RunConfig
+from memeval.log.folder import RESULTS_FILE, read_results
+from memeval.run.config import LLMOptions, RunConfig
+from memeval.run.evaluate import evaluate
+from memeval.run.play import open_session, play_turn
 from memeval.scenarios import load_many
 from memeval.selectors.claude import DEFAULT_SELECTOR_MODEL
 

@@ -4,7 +4,7 @@ summary and report keep, never by its rows.
 Rows go to `results.jsonl` a unit at a time and are not kept; what is kept of each
 is what `summary.json` and the page need of it (its scoring inputs and its turn
 view, a few KB), gathered as the row is written so the run never reads its rows
-back (`memeval.evaluate.RowDigest`). Both runs evaluate the same scenarios (the
+back (`memeval.run.evaluate.RowDigest`). Both runs evaluate the same scenarios (the
 long one with `repeats`), so what is held for the input is the same and any growth
 is the results'. Each length runs in a fresh subprocess (peak RSS is a per-process
 high-water mark) and reports two peaks: when the runner has written the last row,
@@ -46,8 +46,8 @@ def peak_rss_mb() -> float:
 
 def child(suite: str, run_dir: str, repeats: int | str) -> dict[str, Any]:
     """Run the evaluation in this process and report its peaks (called in a subprocess)."""
-    from memeval.evaluate import evaluate, finish_run
-    from memeval.run_config import RunConfig
+    from memeval.run.config import RunConfig
+    from memeval.run.evaluate import evaluate, finish_run
 
     peaks: dict[str, Any] = {"start": peak_rss_mb()}
 

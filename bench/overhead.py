@@ -37,11 +37,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import memeval.harness
+import memeval.run.play
 from bench._core import Context, Figure, Sizes, generated_suite, in_subprocess, ratio
-from memeval.evaluate import evaluate
 from memeval.memdir import format_memory_manifest, scan_memory_files
-from memeval.run_config import RunConfig
+from memeval.run.config import RunConfig
+from memeval.run.evaluate import evaluate
 from memeval.scenarios import load_many
 from memeval.selectors.claude import build_user_message
 
@@ -56,14 +56,14 @@ def _suite(ctx: Context, turns: int) -> Path:
                            files=ctx.sizes.overhead_files, turns=per, seed=100)
 
 
-SYSTEM_UNDER_TEST = ("startup_contexts", "play_turn")  # phase 1, phase 2: memeval.harness
+SYSTEM_UNDER_TEST = ("startup_contexts", "play_turn")  # phase 1, phase 2: memeval.run.play
 
 
 @contextmanager
 def system_clock() -> Iterator[dict[str, list[float]]]:
     """Seconds spent in each phase of the system under test, while the block runs."""
     spent: dict[str, list[float]] = {name: [] for name in SYSTEM_UNDER_TEST}
-    originals = {name: getattr(memeval.harness, name) for name in SYSTEM_UNDER_TEST}
+    originals = {name: getattr(memeval.run.play, name) for name in SYSTEM_UNDER_TEST}
 
     def clocked(name: str) -> Any:
         original, record = originals[name], spent[name].append
@@ -78,12 +78,12 @@ def system_clock() -> Iterator[dict[str, list[float]]]:
         return timed
 
     for name in SYSTEM_UNDER_TEST:
-        setattr(memeval.harness, name, clocked(name))
+        setattr(memeval.run.play, name, clocked(name))
     try:
         yield spent
     finally:
         for name, original in originals.items():
-            setattr(memeval.harness, name, original)
+            setattr(memeval.run.play, name, original)
 
 
 def time_memeval(ctx: Context, suite: Path, label: str) -> tuple[float, float, float, int]:

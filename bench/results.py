@@ -27,8 +27,8 @@ MB = 1024 * 1024
 def child(suite: str, run_dir: str) -> dict[str, Any]:
     """Run the evaluation in this process and report its peaks (called in a subprocess)."""
     from bench.memory import peak_rss_mb
-    from memeval.evaluate import evaluate, finish_run
-    from memeval.run_config import RunConfig
+    from memeval.run.config import RunConfig
+    from memeval.run.evaluate import evaluate, finish_run
 
     peaks: dict[str, Any] = {"start": peak_rss_mb()}
     started = time.perf_counter()

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from memeval.answers import answer_surfaced
-from memeval.harness import Unit, run_unit
 from memeval.judges import resolve_judge
-from memeval.metrics import score_results
-from memeval.run_config import RunConfig
+from memeval.run.config import RunConfig
+from memeval.run.play import Unit, run_unit
 from memeval.scenarios import import_longmemeval, load
+from memeval.scoring.answers import answer_surfaced
+from memeval.scoring.metrics import score_results
 
 
 @pytest.mark.parametrize(("answer", "text", "found"), [

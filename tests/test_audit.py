@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memeval.audit import audit
 from memeval.judges.base import Judgement, MemoryVerdict
+from memeval.scoring.audit import audit
 from memeval.testing.synthetic import synthetic_rows
 
 

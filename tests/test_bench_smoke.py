@@ -62,13 +62,13 @@ def test_table_shows_verdicts_and_missing_values():
 def test_the_overhead_clock_finds_both_phases_of_the_system_under_test(tmp_path):
     """If the harness stopped calling the clocked names, their time would silently
     count as harness overhead."""
-    import memeval.harness
+    import memeval.run.play
     from bench._core import Context, Sizes
     from bench.overhead import SYSTEM_UNDER_TEST, _suite, time_memeval
 
     ctx = Context(sizes=Sizes(overhead_files=5), workdir=tmp_path)
-    originals = [getattr(memeval.harness, name) for name in SYSTEM_UNDER_TEST]
+    originals = [getattr(memeval.run.play, name) for name in SYSTEM_UNDER_TEST]
     wall, startup, in_session, rows = time_memeval(ctx, _suite(ctx, 20), "clock")
     assert rows == 20
     assert startup > 0 and in_session > 0 and wall > startup + in_session
-    assert [getattr(memeval.harness, name) for name in SYSTEM_UNDER_TEST] == originals
+    assert [getattr(memeval.run.play, name) for name in SYSTEM_UNDER_TEST] == originals

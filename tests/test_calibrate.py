@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memeval.calibrate import calibrate_frame
 from memeval.errors import MemevalError
-from memeval.gate import DEFAULT_MARGIN, run_gate
-from memeval.metrics import per_turn_frame
+from memeval.scoring.calibrate import calibrate_frame
+from memeval.scoring.gate import DEFAULT_MARGIN, run_gate
+from memeval.scoring.metrics import per_turn_frame
 
 SCENARIOS, TURNS_EACH = 30, 12  # 360 turns, like the bundled suite
 RELEVANT = ["a.md", "b.md"]

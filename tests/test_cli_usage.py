@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import memeval.run_config
+import memeval.run.config
 from memeval.cli import cli
 
 SCENARIO = """\
@@ -75,7 +75,7 @@ def test_inspect_takes_a_bundled_id_wherever_the_fixtures_are_installed(
     installed = tmp_path / "site" / "memeval" / "_bundled" / "fixtures" / "scenarios"
     installed.mkdir(parents=True)
     (installed / "tiny-shop.yaml").write_text(SCENARIO, encoding="utf-8")
-    monkeypatch.setattr(memeval.run_config, "bundled_fixtures_dir",
+    monkeypatch.setattr(memeval.run.config, "bundled_fixtures_dir",
                         lambda: installed.parent)
     monkeypatch.chdir(tmp_path)  # no file of that name here
     result = CliRunner().invoke(cli, ["inspect", "tiny-shop", "-s", "oracle"])
@@ -88,7 +88,7 @@ def test_inspect_takes_a_bundled_id_wherever_the_fixtures_are_installed(
 
 def test_inspect_help_example_is_a_real_bundled_scenario() -> None:
     from memeval.cli.inspect_ import EXAMPLES
-    from memeval.run_config import bundled_fixtures_dir
+    from memeval.run.config import bundled_fixtures_dir
 
     first = EXAMPLES.split("memeval inspect ", 1)[1].split()[0]
     assert (bundled_fixtures_dir() / "scenarios" / f"{first}.yaml").is_file()

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from memeval import __version__
 from memeval.cli import cli
 from memeval.cli.doctor import find_chromium
-from memeval.run_config import bundled_fixtures_dir
+from memeval.run.config import bundled_fixtures_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,11 +9,17 @@ import textwrap
 import pytest
 
 from memeval.errors import MemevalError
-from memeval.evaluate import evaluate
-from memeval.results import CONFIG_FILE, INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
-from memeval.run_config import RunConfig
+from memeval.log.folder import (
+    CONFIG_FILE,
+    INCOMPLETE_MARKER,
+    RESULTS_FILE,
+    SUMMARY_FILE,
+    read_results,
+)
+from memeval.run.config import RunConfig
+from memeval.run.evaluate import evaluate
+from memeval.scoring.summary import summarize
 from memeval.selectors.base import SelectionResult, SyncSelector
-from memeval.summary import summarize
 from memeval.usage import Usage
 
 SCENARIO = textwrap.dedent("""\
@@ -185,7 +191,7 @@ def test_repeats_with_shuffled_manifests_report_flip_rates(tmp_path, scenario_pa
 
 def test_claude_selector_and_judge_run_through_the_sdk_and_rerun_from_cache(
         tmp_path, scenario_path, monkeypatch):
-    from memeval.run_config import LLMOptions
+    from memeval.run.config import LLMOptions
     from memeval.testing import FakeMessagesServer
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-secret")
@@ -232,7 +238,7 @@ def test_phase1_reachability_counts_index_lines_that_survive(tmp_path):
 
 def test_a_session_that_crashes_costs_only_itself_and_reruns_alone(
         tmp_path, scenario_path, monkeypatch):
-    import memeval.runner as runner_module
+    import memeval.run.runner as runner_module
 
     real = runner_module.build_selector
 
@@ -269,7 +275,7 @@ def test_gold_without_candidate_grading_still_reports_recall(tmp_path, scenario_
 def test_the_cycle_collector_is_paused_only_while_rows_are_read_back() -> None:
     import gc
 
-    from memeval.evaluate import collector_paused
+    from memeval.run.evaluate import collector_paused
 
     assert gc.isenabled()
     with collector_paused():
@@ -291,7 +297,7 @@ def test_the_heap_before_a_run_is_frozen_while_it_runs_and_given_back(
         tmp_path, scenario_path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gc
 
-    import memeval.evaluate as evaluate_module
+    import memeval.run.evaluate as evaluate_module
 
     seen: list[int] = []
     real = evaluate_module.finish_run
@@ -319,8 +325,8 @@ def test_the_heap_before_a_run_is_frozen_while_it_runs_and_given_back(
 
 def _finished_files(run_dir):
     """summary.json and the page's turn data of a run folder, less the summary's time."""
+    from memeval.log.folder import REPORT_FILE
     from memeval.report._html import unpack_json
-    from memeval.results import REPORT_FILE
     from tests.test_report_run import DATA_BLOCK
 
     summary = json.loads((run_dir / SUMMARY_FILE).read_text())
@@ -356,7 +362,7 @@ def test_a_run_finishes_as_a_rebuild_of_its_folder_would(tmp_path, history):
     import shutil
     from pathlib import Path
 
-    from memeval.evaluate import rebuild_run
+    from memeval.run.evaluate import rebuild_run
     from memeval.selectors import SELECTORS
 
     if "junk-answers" not in SELECTORS.available():

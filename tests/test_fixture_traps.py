@@ -11,11 +11,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from memeval.harness import Unit, run_unit
 from memeval.judges import resolve_judge
-from memeval.metrics import score_results
-from memeval.run_config import RunConfig, bundled_fixtures_dir
+from memeval.run.config import RunConfig, bundled_fixtures_dir
+from memeval.run.play import Unit, run_unit
 from memeval.scenarios import load_many
+from memeval.scoring.metrics import score_results
 
 TRAPS = ("agent-distractor", "already-surfaced", "stale", "recent-tool-docs", "keyword-trap")
 

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from memeval.cli import cli
-from memeval.gate import GateInputError, gate_run, per_turn_table, run_gate
-from memeval.metrics import per_turn_frame
-from memeval.results import write_json
+from memeval.log.folder import write_json
+from memeval.scoring.gate import GateInputError, gate_run, per_turn_table, run_gate
+from memeval.scoring.metrics import per_turn_frame
 
 
 def frame(selector: str, recalls: list[float], *, judge: str = "gold", precision: float = 1.0,
@@ -134,7 +134,7 @@ def test_secondary_metrics_are_holm_corrected():
 
 
 def _run_dir(tmp_path: Path, name: str, selected: list[list[str]]) -> Path:
-    from memeval.summary import PER_TURN_COLUMNS
+    from memeval.scoring.summary import PER_TURN_COLUMNS
 
     rows = [{"scenario": f"s{i % 4}", "turn_id": f"t{i}", "category": "direct",
              "selector": "bm25", "judge": "gold", "repeat": 0, "relevant": ["a.md"],
@@ -142,7 +142,7 @@ def _run_dir(tmp_path: Path, name: str, selected: list[list[str]]) -> Path:
     scored = per_turn_frame(rows)
     folder = tmp_path / name
     folder.mkdir()
-    from memeval.summary import clean
+    from memeval.scoring.summary import clean
 
     write_json(folder / "summary.json",
                {"per_turn": clean(scored[list(PER_TURN_COLUMNS)].to_dict(orient="records"))})

@@ -9,13 +9,13 @@ from typing import ClassVar
 
 import pytest
 
-from memeval.compare import compare_tables
 from memeval.errors import MemevalError
-from memeval.harness import Unit, run_unit
 from memeval.judges import resolve_judge
-from memeval.metrics import score_results
-from memeval.run_config import RunConfig, bundled_fixtures_dir
+from memeval.run.config import RunConfig, bundled_fixtures_dir
+from memeval.run.play import Unit, run_unit
 from memeval.scenarios import load
+from memeval.scoring.compare import compare_tables
+from memeval.scoring.metrics import score_results
 from memeval.selectors import SELECTORS
 from memeval.selectors.base import SelectionResult, SyncSelector
 from memeval.testing.synthetic import synthetic_rows
@@ -73,7 +73,7 @@ def test_compare_refuses_to_pair_runs_of_different_histories() -> None:
 
 
 def test_a_fork_leaves_the_reference_session_untouched() -> None:
-    from memeval.harness import open_session, play_turn
+    from memeval.run.play import open_session, play_turn
     from memeval.selectors import resolve_selector
 
     scenario = SCENARIOS[0]
@@ -93,7 +93,7 @@ def test_all_surfaces_what_the_cap_keeps_the_same_as_recency() -> None:
 
 def test_only_the_oracle_is_handed_the_labels() -> None:
     """A third-party selector that declares use_labels still never sees gold."""
-    from memeval.harness import open_session, play_turn
+    from memeval.run.play import open_session, play_turn
     from memeval.selectors.base import SelectionResult, SyncSelector
     from memeval.selectors.shuffle import ShuffledManifestSelector
 
@@ -138,9 +138,9 @@ SELECTORS.register(REMEMBERER, Rememberer)
 
 
 def _played(units, config) -> list[str]:
-    from memeval.harness import run_coroutine
-    from memeval.record import PayloadStore
-    from memeval.runner import run_units
+    from memeval.log.row import PayloadStore
+    from memeval.run.play import run_coroutine
+    from memeval.run.runner import run_units
 
     rows: list = []
 
@@ -157,7 +157,7 @@ def test_sessions_cut_into_units_give_the_rows_of_whole_sessions(history) -> Non
     """A unit per turn (gold history, no memory) or per stretch between compactions
     (memory, or own history), played in any interleaving on shared worlds, must give
     exactly the rows of playing every session whole and alone."""
-    from memeval.evaluate import plan_units
+    from memeval.run.evaluate import plan_units
 
     specs = ("bm25", "recency", "random?seed=3", "oracle", "none", REMEMBERER)
     config = RunConfig(selectors=specs, history=history, shuffle_manifest=True,
@@ -181,7 +181,7 @@ def test_forks_of_one_turn_share_one_scan_and_get_the_same_records(monkeypatch) 
     """The gold walk scans the memdirs once per turn for all forks (`scan_memo`); a
     session without the memo scans itself and must record exactly the same turn."""
     import memeval.session.session as session_module
-    from memeval.harness import open_session, play_turn
+    from memeval.run.play import open_session, play_turn
     from memeval.selectors import resolve_selector
 
     scans: list[str] = []

@@ -21,8 +21,8 @@ from memeval.jsonenc import (
     dump_pretty,
     encoder,
 )
-from memeval.record import payload_hash
-from memeval.summary import clean
+from memeval.log.row import payload_hash
+from memeval.scoring.summary import clean
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -15,13 +15,11 @@ from memeval.judges import (
     Judgement,
     JudgeRequest,
     MemoryVerdict,
-    agreement,
     available_judges,
-    cohens_kappa,
     resolve_judge,
-    verdict_pairs,
 )
 from memeval.labels import GoldLabels
+from memeval.scoring.agreement import agreement, cohens_kappa, verdict_pairs
 
 LABELS = GoldLabels(relevant=frozenset({"testing.md", "@code-reviewer/style.md"}),
                     acceptable=frozenset({"ci.md"}), category="direct")

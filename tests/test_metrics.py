@@ -10,7 +10,7 @@ import pytest
 
 from memeval.errors import MemevalError
 from memeval.labels import GoldLabels
-from memeval.metrics import (
+from memeval.scoring.metrics import (
     aggregate,
     mcnemar_exact,
     mean_ci,
@@ -312,7 +312,7 @@ def test_pass_hat_k_is_per_judge_not_pooled() -> None:
 
 
 def test_cluster_interval_is_wider_than_a_turn_interval_when_scenarios_differ() -> None:
-    from memeval.stats import cluster_mean_ci
+    from memeval.scoring.stats import cluster_mean_ci
 
     # Ten scenarios, each all-hit or all-miss: turns of one scenario move together.
     values = np.repeat([1.0, 0.0] * 5, 10)
@@ -324,7 +324,7 @@ def test_cluster_interval_is_wider_than_a_turn_interval_when_scenarios_differ() 
 
 
 def test_wilson_interval_is_never_zero_width() -> None:
-    from memeval.stats import wilson_ci
+    from memeval.scoring.stats import wilson_ci
 
     low, high = wilson_ci(0, 29)
     assert low == 0.0 and high == pytest.approx(0.1170, abs=1e-3)

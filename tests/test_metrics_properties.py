@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memeval import metrics
-from memeval.metrics import (
+from memeval.scoring import metrics
+from memeval.scoring.metrics import (
     CAP,
     aggregate,
     mean_ci,
@@ -22,7 +22,12 @@ from memeval.metrics import (
     repeat_summary,
     score_turn,
 )
-from memeval.stats import Interval, cluster_bootstrap_mean, cluster_bootstrap_ratio, wilson_ci
+from memeval.scoring.stats import (
+    Interval,
+    cluster_bootstrap_mean,
+    cluster_bootstrap_ratio,
+    wilson_ci,
+)
 
 KEYS = [f"m{i}.md" for i in range(12)]
 keys = st.lists(st.sampled_from(KEYS), max_size=8)

@@ -22,7 +22,7 @@ from memeval.llm import Cassette, LLMClient, LLMRequest
 from memeval.llm.config import default_cache_path
 from memeval.llm.endpoint import Endpoint
 from memeval.llm.openai_chat import chat_body, message_body
-from memeval.run_config import bundled_fixtures_dir
+from memeval.run.config import bundled_fixtures_dir
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import SelectionRequest
 from memeval.selectors.claude import OpenAISelector

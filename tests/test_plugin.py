@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 
-# Imported here once: pytester forgets modules first imported by an inner run.
-import memeval.evaluate
-import memeval.gate
 import memeval.llm
 import memeval.plugin
+import memeval.plugin.suite
 import memeval.report
-import memeval.suite
-import memeval.summary
+
+# Imported here once: pytester forgets modules first imported by an inner run.
+import memeval.run.evaluate
+import memeval.scoring.gate
+import memeval.scoring.summary
 import memeval.testing
-from memeval.results import read_results
+from memeval.log.folder import read_results
 
 pytest_plugins = ["pytester"]
 
@@ -205,8 +206,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The judged suite's exchanges on the tiny scenario (oracle and all), recorded once
     from the fake server through the same session units the plugin runs."""
     from memeval.llm import build_client, set_default_client
-    from memeval.run_config import RunConfig
-    from memeval.suite import SuiteStore
+    from memeval.plugin.suite import SuiteStore
+    from memeval.run.config import RunConfig
     from memeval.testing import FakeMessagesServer
 
     raw = tmp_path_factory.mktemp("cassette") / "raw.jsonl"
@@ -296,7 +297,7 @@ def test_plugin_module_stays_light_to_import():
     import sys
 
     code = ("import sys, memeval.plugin; heavy = [m for m in ('pandas', 'scipy', "
-            "'memeval.evaluate', 'anthropic') if m in sys.modules]; print(heavy)")
+            "'memeval.run.evaluate', 'anthropic') if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The selection suite's invariant checks (memeval.suite.invariant_problems) and cases."""
+"""The selection suite's invariant checks (memeval.plugin.suite.invariant_problems) and cases."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memeval.run_config import RunConfig
+from memeval.plugin.suite import SuiteStore, TurnCase, display_path, invariant_problems
+from memeval.run.config import RunConfig
 from memeval.scenarios import load
 from memeval.session import Compat
-from memeval.suite import SuiteStore, TurnCase, display_path, invariant_problems
 
 TINY = Path(__file__).resolve().parent / "data" / "plugin" / "tiny.yaml"
 FAITHFUL, HARDENED = Compat.faithful(), Compat.hardened()
@@ -131,7 +131,7 @@ def test_write_run_replaces_the_previous_run(store, tmp_path):
 
 
 def test_merge_keeps_a_unit_once(store):
-    from memeval.suite import unit_rows_payload
+    from memeval.plugin.suite import unit_rows_payload
 
     payload = unit_rows_payload(store.units_rows())
     other = SuiteStore(store.config)

@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from memeval.cli import cli
-from memeval.compare import compare_runs, pair_selectors
 from memeval.errors import MemevalError
-from memeval.evaluate import finish_run
 from memeval.judges.base import MemoryVerdict
-from memeval.record import TurnResult
+from memeval.log.folder import ResultsWriter
+from memeval.log.row import TurnResult
 from memeval.report import render_compare
-from memeval.results import ResultsWriter
+from memeval.run.evaluate import finish_run
+from memeval.scoring.compare import compare_runs, pair_selectors
 from memeval.testing.synthetic import synthetic_rows
 
 
@@ -69,7 +69,7 @@ def test_unrelated_selector_sets_are_refused_unless_paired_explicitly() -> None:
 
 
 def test_gate_and_compare_pair_the_same_selectors(tmp_path: Path) -> None:
-    from memeval.gate import gate_run
+    from memeval.scoring.gate import gate_run
 
     rows = synthetic_rows(turns=20, selectors=("bm25", "recency"), seed=1)
     a = _write(tmp_path / "a", rows)

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from memeval.log.folder import read_results
 from memeval.report import render_run
 from memeval.report._html import CSP, script_json, unpack_json, visible_bidi
 from memeval.report._run import turn_payload
 from memeval.report._turns import outcome_tags
-from memeval.results import read_results
 from memeval.testing.synthetic import (
     HOSTILE_CONTENT,
     HOSTILE_QUERY,
@@ -239,7 +239,7 @@ def test_judge_agreement_panel_when_a_model_judge_ran(hostile_run: Path) -> None
 
 
 def test_phase1_and_model_door_facts_from_the_summary(hostile_run: Path) -> None:
-    from memeval.summary import summarize
+    from memeval.scoring.summary import summarize
 
     summary = summarize(read_results(hostile_run))
     summary["phase1"] = {"index_reachable_share": 0.5, "relevant_project_memories": 4,
@@ -256,8 +256,8 @@ def test_phase1_and_model_door_facts_from_the_summary(hostile_run: Path) -> None
 def test_repeats_show_pass_hat_k_and_each_repeat_is_a_turn(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from memeval.results import ResultsWriter
-    from memeval.summary import summarize
+    from memeval.log.folder import ResultsWriter
+    from memeval.scoring.summary import summarize
 
     rows = synthetic_rows(turns=4, selectors=("bm25",))
     again = [replace(r, repeat=1, selected=()) for r in rows]
@@ -275,8 +275,8 @@ def test_bidi_controls_in_names_are_shown_not_obeyed(tmp_path: Path) -> None:
     """A selector or scenario name with U+202E must not visually reorder the page."""
     from dataclasses import replace
 
-    from memeval.results import ResultsWriter
-    from memeval.summary import summarize
+    from memeval.log.folder import ResultsWriter
+    from memeval.scoring.summary import summarize
 
     spoof = "safe\u202egnp.exe"
     rows = [replace(r, scenario=spoof, query=f"why {spoof}?")
@@ -336,10 +336,10 @@ def test_finishing_a_run_reads_its_rows_once_and_writes_what_two_reads_would(
     """`finish_run` gathers the summary's inputs and the report's views in one read of
     the rows: the summary and page must equal a summary of a fresh read and a report
     rendered from the folder on its own."""
-    import memeval.evaluate as evaluate_module
-    from memeval.evaluate import finish_run
-    from memeval.results import iter_results
-    from memeval.summary import summarize
+    import memeval.run.evaluate as evaluate_module
+    from memeval.log.folder import iter_results
+    from memeval.run.evaluate import finish_run
+    from memeval.scoring.summary import summarize
 
     reads = []
     real = evaluate_module.iter_results

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from memeval.record import TurnResult
-from memeval.results import (
+from memeval.log.folder import (
     INCOMPLETE_MARKER,
     RESULTS_FILE,
     ResultsWriter,
     RunFolderBusy,
     read_results,
 )
+from memeval.log.row import TurnResult
 
 
 def _unit(scenario: str, selector: str = "bm25", turns: int = 2) -> list[TurnResult]:
@@ -177,7 +177,7 @@ def test_results_of_format_v2_are_still_read(tmp_path):
 
 
 def _v2_ref(payloads: dict, value) -> dict:
-    from memeval.record import payload_hash
+    from memeval.log.row import payload_hash
 
     payloads[payload_hash(value)] = value
     return {"$": payload_hash(value)}
@@ -199,11 +199,11 @@ def test_no_lock_file_is_left_behind(tmp_path):
 @pytest.mark.parametrize("eager_bytes", [0, 4 * 2**20], ids=["read-lazily", "decoded-whole"])
 def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path, monkeypatch,
                                                               eager_bytes):
-    import memeval.results
-    from memeval.results import PayloadFile, read_payloads
+    import memeval.log.folder
+    from memeval.log.folder import PayloadFile, read_payloads
     from memeval.testing.synthetic import write_synthetic_run
 
-    monkeypatch.setattr(memeval.results, "EAGER_BYTES", eager_bytes)
+    monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", eager_bytes)
     run = write_synthetic_run(tmp_path / "run", turns=6, selectors=("bm25", "oracle"))
     whole = read_payloads(run)
     lazy = PayloadFile(run / "payloads.jsonl")
@@ -219,10 +219,10 @@ def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path, monkeypa
 def test_odd_payload_lines_read_the_same_either_way(tmp_path, monkeypatch, eager_bytes):
     """The first line of a hash wins, a torn last line is not there, and a line that
     does not parse fails when it is asked for, not before, and fails alone."""
-    import memeval.results
-    from memeval.results import PayloadFile
+    import memeval.log.folder
+    from memeval.log.folder import PayloadFile
 
-    monkeypatch.setattr(memeval.results, "EAGER_BYTES", eager_bytes)
+    monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", eager_bytes)
     path = tmp_path / "payloads.jsonl"
     path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": 1}\n'
                      b'{"h": "bbbbbbbbbbbbbbbb", "v": [2, "\\u00e9"]}\n'
@@ -245,17 +245,17 @@ def test_odd_payload_lines_read_the_same_either_way(tmp_path, monkeypatch, eager
 def test_a_file_too_deep_to_decode_whole_is_read_line_by_line(tmp_path, monkeypatch):
     """Decoding the file as one array nests every value a level deeper: a value at
     the parser's depth limit must still be read, alone, as it was written."""
-    import memeval.results
-    from memeval.results import PayloadFile
+    import memeval.log.folder
+    from memeval.log.folder import PayloadFile
 
-    real = memeval.results.decode_line
+    real = memeval.log.folder.decode_line
 
     def shallow(raw):
         if raw[:1] == b"[":  # the whole file at once
             raise RecursionError("maximum recursion depth exceeded")
         return real(raw)
 
-    monkeypatch.setattr(memeval.results, "decode_line", shallow)
+    monkeypatch.setattr(memeval.log.folder, "decode_line", shallow)
     path = tmp_path / "payloads.jsonl"
     path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": {"deep": 1}}\n')
     lazy = PayloadFile(path)
@@ -266,7 +266,7 @@ def test_a_file_too_deep_to_decode_whole_is_read_line_by_line(tmp_path, monkeypa
 
 
 def test_lines_that_parse_only_when_joined_are_read_one_by_one(tmp_path):
-    from memeval.results import PayloadFile
+    from memeval.log.folder import PayloadFile
 
     path = tmp_path / "payloads.jsonl"
     path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": [1\n'
@@ -300,8 +300,8 @@ _A, _B, _C = "a" * 16, "b" * 16, "c" * 16
 def test_a_file_decoded_whole_reads_as_its_lines_one_by_one(tmp_path, monkeypatch, text):
     """Whatever a hand or a crash made of the file, decoding it whole gives the values
     (or the error) reading each line when asked for gives."""
-    import memeval.results
-    from memeval.results import PayloadFile
+    import memeval.log.folder
+    from memeval.log.folder import PayloadFile
 
     path = tmp_path / "payloads.jsonl"
     path.write_text(text)
@@ -321,20 +321,20 @@ def test_a_file_decoded_whole_reads_as_its_lines_one_by_one(tmp_path, monkeypatc
         return got, sorted(payloads)
 
     whole = outcome()
-    monkeypatch.setattr(memeval.results, "EAGER_BYTES", 0)
+    monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", 0)
     assert whole == outcome()
 
 
 @pytest.mark.parametrize("pread", [True, False], ids=["pread", "no-pread"])
 def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch, pread):
-    import memeval.results
+    import memeval.log.folder
     from memeval.jsonenc import dump_line
-    from memeval.record import PayloadStore
-    from memeval.results import PayloadFile
+    from memeval.log.folder import PayloadFile
+    from memeval.log.row import PayloadStore
 
-    monkeypatch.setattr(memeval.results, "EAGER_BYTES", 0)  # each line read when asked for
+    monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", 0)  # each line read when asked for
     if not pread:  # as on Windows
-        monkeypatch.setattr(memeval.results, "_pread", None)
+        monkeypatch.setattr(memeval.log.folder, "_pread", None)
 
     store = PayloadStore()
     values = ["x" * n for n in (10, 4095, 4096, 4097, 70_000)] + [{"é": "ü" * 9000}]
@@ -353,13 +353,13 @@ def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch, 
 def test_payload_files_of_every_layout_read_back(tmp_path, monkeypatch, eager, layout):
     """Payload lines written by orjson (compact), by memeval before it (json's spaces),
     or by hand (keys in another order) give the same values."""
-    import memeval.results
+    import memeval.log.folder
     from memeval.jsonenc import dump_line
-    from memeval.record import PayloadStore
-    from memeval.results import PayloadFile
+    from memeval.log.folder import PayloadFile
+    from memeval.log.row import PayloadStore
 
     if not eager:
-        monkeypatch.setattr(memeval.results, "EAGER_BYTES", 0)
+        monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", 0)
     store = PayloadStore()
     values = ["text", ["a", 1, None], {"b": 2.5, "a": "é"}, 2**70]
     digests = [store.ref(v)["$"] for v in values]
@@ -381,8 +381,8 @@ def test_payload_files_of_every_layout_read_back(tmp_path, monkeypatch, eager, l
 
 
 def test_summary_streamed_from_the_folder_equals_the_summary_of_the_rows_written(tmp_path):
-    from memeval.results import iter_results
-    from memeval.summary import summarize
+    from memeval.log.folder import iter_results
+    from memeval.scoring.summary import summarize
     from memeval.testing.synthetic import write_synthetic_run
 
     run = write_synthetic_run(tmp_path / "run", turns=12, selectors=("bm25", "recency"),
@@ -398,7 +398,7 @@ def test_summary_streamed_from_the_folder_equals_the_summary_of_the_rows_written
 def test_a_torn_payload_line_is_cut_before_new_payloads_are_appended(tmp_path):
     """A kill inside a payload line left a fragment; appending after it would glue the
     next payload onto it and lose it, so every later row pointing there breaks."""
-    from memeval.results import PAYLOADS_FILE
+    from memeval.log.folder import PAYLOADS_FILE
 
     def row(scenario: str, manifest: str) -> list[TurnResult]:
         return [TurnResult(scenario=scenario, scenario_path="", turn_id="t0", turn_index=0,
@@ -437,8 +437,8 @@ def test_summary_records_are_pandas_records_cleaned() -> None:
     records give after `clean` (NaN to null, numpy to Python), in the same key order."""
     import json
 
-    from memeval.metrics import aggregate, score_results
-    from memeval.summary import _records, clean
+    from memeval.scoring.metrics import aggregate, score_results
+    from memeval.scoring.summary import _records, clean
     from memeval.testing.synthetic import synthetic_rows
 
     frame = score_results(synthetic_rows(turns=12, judges=("gold", "claude"), hostile=True,
@@ -456,7 +456,7 @@ def test_summary_records_of_unusual_tables_are_pandas_own() -> None:
 
     import pandas as pd
 
-    from memeval.summary import _records, clean
+    from memeval.scoring.summary import _records, clean
 
     nullable = pd.DataFrame({"n": pd.array([1, None], dtype="Int64"), "x": [0.5, None]})
     repeated = pd.DataFrame([[1, 2]], columns=["a", "a"])
@@ -473,9 +473,9 @@ def test_a_cost_that_is_not_a_number_reads_back_as_unknown_and_summarizes(tmp_pa
     reads back as NaN (unknown), so totals stay numbers and the summary still writes."""
     import math
 
-    from memeval.record import TurnResult
-    from memeval.results import ResultsWriter, read_results, write_json
-    from memeval.summary import summarize
+    from memeval.log.folder import ResultsWriter, read_results, write_json
+    from memeval.log.row import TurnResult
+    from memeval.scoring.summary import summarize
     from memeval.usage import Usage
 
     row = TurnResult(scenario="s", scenario_path="p", turn_id="t", turn_index=0, selector="x",

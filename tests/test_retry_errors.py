@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from memeval.cli import cli
-from memeval.run_config import bundled_fixtures_dir
+from memeval.run.config import bundled_fixtures_dir
 from memeval.testing import FakeMessagesServer, Fault
 
 SCENARIOS = [str(bundled_fixtures_dir() / "scenarios" / name)

@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from memeval.evaluate import plan_units, units_in_flight
-from memeval.harness import run_coroutine
 from memeval.judges import resolve_judge
 from memeval.llm import LLMClient, set_default_client
-from memeval.run_config import RunConfig, bundled_fixtures_dir
-from memeval.runner import run_units
+from memeval.run.config import RunConfig, bundled_fixtures_dir
+from memeval.run.evaluate import plan_units, units_in_flight
+from memeval.run.play import run_coroutine
+from memeval.run.runner import run_units
 from memeval.scenarios import load
 from memeval.selectors import SELECTORS
 from memeval.selectors.base import SelectionResult, SyncSelector
@@ -128,7 +128,7 @@ def test_rows_that_cannot_be_written_end_the_run_with_that_error():
 def test_each_blocking_run_closes_its_loops_model_clients():
     """`run_unit` (the pytest plugin's door) runs a loop per session; the door's clients
     of that loop, and their connections, must not outlive it."""
-    from memeval.harness import Unit, run_unit
+    from memeval.run.play import Unit, run_unit
 
     fds = Path("/proc/self/fd")
     with FakeMessagesServer() as server:
@@ -148,7 +148,7 @@ def test_each_blocking_run_closes_its_loops_model_clients():
 
 
 def test_a_world_that_cannot_be_cleaned_up_warns_and_the_run_goes_on(monkeypatch):
-    from memeval import harness
+    from memeval.run import play as harness
 
     def stuck(self):
         raise OSError(16, "Device or resource busy")
@@ -181,8 +181,8 @@ def test_a_unit_that_stops_partway_frees_the_turn_starts_it_never_took():
     """Each turn's start is kept until every unit that needs it has forked it; a unit
     that ends early (a stop, a failure) must count itself out of the rest, or the
     starts that the walk makes for it later are held until the world closes."""
-    from memeval.harness import Unit, World, build_selector, play_unit
-    from memeval.interrupt import StopRequested
+    from memeval.run.interrupt import StopRequested
+    from memeval.run.play import Unit, World, build_selector, play_unit
 
     scenario = SCENARIOS[0]
     config = RunConfig(selectors=(REMEMBERING, "bm25"))

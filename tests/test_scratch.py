@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import memeval.harness
-import memeval.scratch as scratch
+import memeval.run.play
+import memeval.run.scratch as scratch
 from memeval.cli import cli
-from memeval.evaluate import evaluate
-from memeval.run_config import RunConfig
+from memeval.run.config import RunConfig
+from memeval.run.evaluate import evaluate
 from memeval.scenarios import generate, load
 
 
@@ -62,13 +62,13 @@ def test_world_bytes_count_whole_pages(tmp_path: Path) -> None:
 def test_a_run_makes_its_worlds_in_the_chosen_folder(tmp_path: Path, ram: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     roots: list[Path] = []
-    real = memeval.harness.materialize
+    real = memeval.run.play.materialize
 
     def spy(scenario: object, root: Path) -> object:
         roots.append(Path(root))
         return real(scenario, root)
 
-    monkeypatch.setattr(memeval.harness, "materialize", spy)
+    monkeypatch.setattr(memeval.run.play, "materialize", spy)
     suite = generate(5, 3, 2, tmp_path / "suite")
     outcome = evaluate(RunConfig(scenarios=(str(suite),), selectors=("bm25",)),
                        tmp_path / "run", progress=False)
@@ -103,7 +103,7 @@ def test_an_override_that_cannot_be_made_is_one_clear_error(
 
 _HOLDER = """
 import sys, time
-from memeval.scratch import WorldsFolder
+from memeval.run.scratch import WorldsFolder
 folder = WorldsFolder(sys.argv[1])
 print(folder.path, flush=True)
 time.sleep(120)

@@ -14,8 +14,8 @@ import pytest
 
 from memeval.labels import PROJECT_SCOPE, split_memory_key
 from memeval.memdir import format_memory_manifest, scan_memory_files
-from memeval.metrics import CAP, score_turn
 from memeval.scenarios import expand_paths, load, materialize
+from memeval.scoring.metrics import CAP, score_turn
 from memeval.selectors import SelectionRequest, resolve_selector
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios"

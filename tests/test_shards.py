@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from memeval.cli import cli
-from memeval.results import read_results
-from memeval.run_config import bundled_fixtures_dir
-from memeval.shards import Shard
+from memeval.log.folder import read_results
+from memeval.run.config import bundled_fixtures_dir
+from memeval.run.shards import Shard
 
 SCENARIOS = [str(bundled_fixtures_dir() / "scenarios" / name) for name in (
     "a-rails-invoicing.yaml", "a-dbt-warehouse.yaml", "b-terraform-aws.yaml",

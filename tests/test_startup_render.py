@@ -124,8 +124,8 @@ def test_build_user_context_end_to_end(tmp_path: Path) -> None:
 def test_both_modes_from_one_discovery_equal_each_mode_alone(name: str, tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from memeval.harness import startup_contexts
-    from memeval.run_config import bundled_fixtures_dir
+    from memeval.run.config import bundled_fixtures_dir
+    from memeval.run.play import startup_contexts
     from memeval.scenarios import load, materialize
 
     paths = sorted((bundled_fixtures_dir() / "scenarios").glob("*.yaml"))

@@ -1,4 +1,4 @@
-"""memeval.stats and the repeat statistics against scipy, statsmodels and brute-force references."""
+"""memeval.scoring.stats and the repeat statistics against scipy, statsmodels and brute force."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from memeval.errors import MemevalError
-from memeval.judges.agreement import cohens_kappa
-from memeval.metrics import pass_hat_k, per_turn_frame, repeat_summary
-from memeval.stats import (
+from memeval.scoring.agreement import cohens_kappa
+from memeval.scoring.metrics import pass_hat_k, per_turn_frame, repeat_summary
+from memeval.scoring.stats import (
     bootstrap_seed,
     calibrate_margin,
     clopper_pearson_interval,
@@ -36,7 +36,7 @@ from memeval.stats import (
     wilson_ci,
     wilson_interval,
 )
-from memeval.stats import pass_hat_k as item_pass_hat_k
+from memeval.scoring.stats import pass_hat_k as item_pass_hat_k
 
 
 def wilson_reference(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -115,7 +115,7 @@ def test_kappa_matches_the_textbook_formula() -> None:
     assert cohens_kappa(a, b) == pytest.approx((po - pe) / (1 - pe))
 
 
-# -- memeval.stats in full ------------------------------------------------------------
+# -- memeval.scoring.stats in full ------------------------------------------------------------
 
 def clustered(seed: int, n_clusters: int = 12, per: int = 10) -> tuple[np.ndarray, np.ndarray]:
     """Values whose clusters differ a lot (a shared scenario effect) plus turn noise."""

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from memeval.cli import cli
 from memeval.errors import MemevalError
-from memeval.run_config import bundled_fixtures_dir
-from memeval.sweep import load_sweep
+from memeval.run.config import bundled_fixtures_dir
+from memeval.run.sweep import load_sweep
 
 SCENARIO = bundled_fixtures_dir() / "scenarios" / "a-dbt-warehouse.yaml"
 

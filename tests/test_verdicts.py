@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from memeval.cli import cli
-from memeval.run_config import bundled_fixtures_dir
+from memeval.run.config import bundled_fixtures_dir
 from memeval.selectors import resolve_selector
 from memeval.selectors._registry import selector
 from memeval.selectors.base import SelectionRequest, SelectionResult, SyncSelector

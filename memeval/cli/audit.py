@@ -26,7 +26,7 @@ def command(runs: tuple[Path, ...], min_pickers: int) -> None:
     """List candidate label errors: a memory gold calls irrelevant that every
     non-oracle selector picked and no model judge rejects, with a YAML patch to
     review. Run several strong selectors (and a model judge) first."""
-    from memeval.audit import audit_runs
+    from memeval.scoring.audit import audit_runs
 
     try:
         findings = audit_runs(runs, min_pickers=min_pickers)

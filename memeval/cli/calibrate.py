@@ -30,7 +30,7 @@ def command(run: Path, metric: str) -> None:
     RUN must have been run with --repeats 2 or more. `memeval gate --baseline RUN`
     then uses this margin unless --margin is given.
     """
-    from memeval.calibrate import calibrate_run
+    from memeval.scoring.calibrate import calibrate_run
 
     try:
         results = calibrate_run(run, metric=metric)

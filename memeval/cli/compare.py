@@ -35,7 +35,7 @@ def _mean(value: Any) -> str:
 
 def summary_table(data: dict[str, Any]) -> str:
     """The terminal view of a compare record: one line per selector pair and metric."""
-    from memeval.compare import COMPARE_METRICS
+    from memeval.scoring.compare import COMPARE_METRICS
 
     header = ["selector", "metric", "A", "B", "B − A [95% CI]", "verdict", "pairs"]
     lines = []
@@ -74,7 +74,7 @@ def command(run_a: Path, run_b: Path, pairs: tuple[str, ...], out: Path | None) 
         if not run.is_dir():
             raise click.BadParameter(f"{run} is not a folder; pass a run folder written by "
                                      "`memeval run --out DIR`", param_hint=name)
-    from memeval.compare import compare_runs, parse_pairs
+    from memeval.scoring.compare import compare_runs, parse_pairs
 
     try:
         chosen = parse_pairs(pairs)

@@ -67,7 +67,7 @@ def _cache_line() -> str:
 
 
 def _fixtures_line() -> str:
-    from memeval.run_config import bundled_fixtures_dir
+    from memeval.run.config import bundled_fixtures_dir
 
     root = bundled_fixtures_dir()
     count = len(list((root / "scenarios").glob("*.yaml")))

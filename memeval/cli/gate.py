@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from memeval.errors import MemevalError
-from memeval.gate import DEFAULT_MARGIN, DEFAULT_MAX_ERROR_RATE, GATE_FILE, gate_run
-from memeval.results import write_json
+from memeval.log.folder import write_json
+from memeval.scoring.gate import DEFAULT_MARGIN, DEFAULT_MAX_ERROR_RATE, GATE_FILE, gate_run
 
 EXIT_PASS = 0
 EXIT_REGRESSION = 1
@@ -70,8 +70,8 @@ def command(run: Path, baseline: Path | None, margin: float | None,
     for name, path in (("RUN", run), ("--baseline", baseline)):
         if path is not None and not path.exists():
             raise click.BadParameter(f"{path} does not exist", param_hint=name)
-    from memeval.calibrate import calibrated_margin
-    from memeval.compare import parse_pairs
+    from memeval.scoring.calibrate import calibrated_margin
+    from memeval.scoring.compare import parse_pairs
 
     calibrated = None if baseline is None else calibrated_margin(baseline)
     if margin is None:

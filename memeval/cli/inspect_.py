@@ -22,7 +22,7 @@ MARKS = {"relevant": "★", "acceptable": "~", "irrelevant": " "}
 
 def resolve_scenario(value: str) -> Path:
     """A scenario file, or the id of a bundled scenario (works from a wheel install too)."""
-    from memeval.run_config import bundled_fixtures_dir
+    from memeval.run.config import bundled_fixtures_dir
 
     path = Path(value).expanduser()
     if path.is_file():
@@ -86,7 +86,7 @@ def command(scenario: str, turn_id: str | None, selector_spec: str, startup: boo
 
     SCENARIO is a scenario YAML file or the id of a bundled scenario (a-dbt-warehouse).
     """
-    from memeval.harness import open_session, play_turn
+    from memeval.run.play import open_session, play_turn
     from memeval.scenarios import load
     from memeval.selectors import resolve_selector
 

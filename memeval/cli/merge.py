@@ -29,9 +29,9 @@ def command(out: Path, runs: tuple[Path, ...]) -> None:
     once and hold disjoint sessions; then writes results, summary and report as if
     one machine had run it all.
     """
-    from memeval.evaluate import finish_run
-    from memeval.results import INCOMPLETE_MARKER
-    from memeval.shards import merge_runs
+    from memeval.log.folder import INCOMPLETE_MARKER
+    from memeval.run.evaluate import finish_run
+    from memeval.run.shards import merge_runs
 
     try:
         rows = merge_runs(out, runs)

@@ -15,10 +15,10 @@ from click.core import ParameterSource
 from memeval.cli._errors import InputError
 from memeval.cli._outdir import check_out_dir, disk_error
 from memeval.errors import MemevalError
-from memeval.interrupt import EXIT_INTERRUPTED, RunInterrupted
+from memeval.run.interrupt import EXIT_INTERRUPTED, RunInterrupted
 
 if TYPE_CHECKING:
-    from memeval.run_config import LLMOptions
+    from memeval.run.config import LLMOptions
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the run could not run (one `Error:` line) or a unit crashed
@@ -132,9 +132,9 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     load; 130 stopped by Ctrl-C or SIGTERM (finished units kept; the message names
     the resume command).
     """
-    from memeval.evaluate import evaluate, timestamped_run_dir
-    from memeval.results import RunFolderBusy
-    from memeval.run_config import LLMOptions, RunConfig
+    from memeval.log.folder import RunFolderBusy
+    from memeval.run.config import LLMOptions, RunConfig
+    from memeval.run.evaluate import evaluate, timestamped_run_dir
 
     if cache and no_cache:
         raise click.UsageError("--cache and --no-cache contradict each other; pick one")
@@ -154,7 +154,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
                          else str(exc)) from None
     run_dir = out or timestamped_run_dir(Path("reports"))
     check_out_dir(run_dir)
-    from memeval.shards import Shard
+    from memeval.run.shards import Shard
 
     try:
         share = None if shard is None else Shard.parse(shard)
@@ -224,7 +224,7 @@ def _with_sweep(config_file: Path | None, given: dict[str, Any],
     taking precedence."""
     if config_file is None:
         return given, llm
-    from memeval.sweep import load_sweep
+    from memeval.run.sweep import load_sweep
 
     sweep = load_sweep(config_file)
     ctx = click.get_current_context()

@@ -7,7 +7,7 @@ Example:
 
 Built in: `gold` (from the scenario's labels) and `claude:<model>` (loaded on first
 use). Third-party judges register under the entry-point group `memeval.judges`.
-`agreement(...)` compares two judges (Cohen's κ, confusion table, bootstrap CI).
+How far two judges agree is scored in `memeval.scoring.agreement`.
 """
 
 from memeval.judges._registry import (
@@ -18,7 +18,6 @@ from memeval.judges._registry import (
     judge_params,
     resolve_judge,
 )
-from memeval.judges.agreement import Agreement, agreement, cohens_kappa, verdict_pairs
 from memeval.judges.base import (
     VERDICTS,
     Judge,
@@ -33,18 +32,14 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "JUDGES",
     "VERDICTS",
-    "Agreement",
     "GoldJudge",
     "Judge",
     "JudgeRequest",
     "Judgement",
     "MemoryVerdict",
     "Verdict",
-    "agreement",
     "available_judges",
-    "cohens_kappa",
     "judge",
     "judge_params",
     "resolve_judge",
-    "verdict_pairs",
 ]

@@ -19,13 +19,13 @@ the suites in `suites/` are ordinary test files built on them.
 - At the end of the session: the run folder (results.jsonl, summary.json,
   config.json, index.html when the report package is present, gate.json) and the
   gate, which fails the session when a threshold is missed or a metric is not
-  non-inferior to the baseline (see `memeval.gate`).
+  non-inferior to the baseline (see `memeval.scoring.gate`).
 
 The package loads in every pytest run of every project that installs memeval, so
 its modules import only pytest and the standard library at import time; the engine
 loads on first use. `_options` (flags and ini keys), `_sources` (where model answers
 come from), `_state` (per-session state), `_hooks` and `_fixtures`; the engine's
-pytest side is `memeval.suite`.
+pytest side is `memeval.plugin.suite`.
 """
 
 from memeval.plugin._fixtures import (

@@ -17,9 +17,9 @@ from memeval.plugin._sources import cassette_client, marker_cassette, model_sour
 from memeval.plugin._state import judged_name, state_of
 
 if TYPE_CHECKING:
+    from memeval.plugin.suite import ItemResult, SuiteStore
     from memeval.scenarios import MaterializedScenario, Scenario, Turn
     from memeval.session import Session, TurnRecord
-    from memeval.suite import ItemResult, SuiteStore
 
 @pytest.fixture(scope="session")
 def memeval_store(pytestconfig: pytest.Config) -> SuiteStore:
@@ -28,14 +28,14 @@ def memeval_store(pytestconfig: pytest.Config) -> SuiteStore:
 
 
 def _turn_result(request: pytest.FixtureRequest) -> ItemResult:
-    from memeval.suite import TurnCase
+    from memeval.plugin.suite import TurnCase
 
     case = getattr(request, "param", None)
     if not isinstance(case, TurnCase):
         raise pytest.UsageError(f"{request.fixturename} is parametrized by the memeval "
                                 "plugin; request it from a test function, not another fixture")
     if case.load_error is not None:
-        from memeval.suite import ItemResult
+        from memeval.plugin.suite import ItemResult
 
         return ItemResult(case, None, (case.load_error,))  # fails in the test, not setup
     return state_of(request.config).store.result(case)
@@ -105,7 +105,7 @@ class ScenarioSession:
 
     def play(self, turn: Turn | str) -> TurnRecord:
         """Run a turn (by id or Turn); turns are meant to be played in scenario order."""
-        from memeval.harness import play_turn
+        from memeval.run.play import play_turn
 
         chosen = self.turn(turn) if isinstance(turn, str) else turn
         return play_turn(self.session, self.scenario, chosen)
@@ -126,7 +126,7 @@ def memeval_session(request: pytest.FixtureRequest, pytestconfig: pytest.Config,
     if chosen is None:
         pytest.fail(f"memeval_session: no scenario {wanted!r}; loaded: "
                     f"{', '.join(s.id for s in scenarios)}", pytrace=False)
-    from memeval.harness import open_session
+    from memeval.run.play import open_session
 
     with open_session(chosen, selector, store.config.compat) as opened:
         yield ScenarioSession(chosen, opened.world, opened.session, opened.contexts)

@@ -24,7 +24,7 @@ from memeval.plugin._sources import cassette_client, marker_cassette, model_sour
 from memeval.plugin._state import STATE, PluginState, is_worker, state_of
 
 if TYPE_CHECKING:
-    from memeval.suite import TurnCase
+    from memeval.plugin.suite import TurnCase
 
 # -- hooks ----------------------------------------------------------------------------
 
@@ -119,7 +119,7 @@ def _case_of(item: pytest.Item) -> TurnCase | None:
     params = getattr(getattr(item, "callspec", None), "params", {})
     if not any(name in params for name in SUITE_FIXTURES):
         return None
-    from memeval.suite import TurnCase
+    from memeval.plugin.suite import TurnCase
 
     for name in SUITE_FIXTURES:
         value = params.get(name)
@@ -178,7 +178,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if is_worker(config):
         if state._store is not None:
-            from memeval.suite import unit_rows_payload
+            from memeval.plugin.suite import unit_rows_payload
 
             config.workeroutput[WORKER_OUTPUT_KEY] = unit_rows_payload(  # type: ignore[attr-defined]
                 state.store.units_rows())
@@ -198,8 +198,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def _gate(state: PluginState) -> None:
-    from memeval.gate import GATE_FILE, per_turn_table, run_gate
-    from memeval.results import write_json
+    from memeval.log.folder import write_json
+    from memeval.scoring.gate import GATE_FILE, per_turn_table, run_gate
 
     settings = state.settings
     if (settings.baseline is None and settings.min_precision is None

@@ -13,8 +13,8 @@ from memeval.plugin._options import DEFAULT_JUDGE, Settings
 from memeval.plugin._sources import ModelSource
 
 if TYPE_CHECKING:
-    from memeval.gate import GateResult
-    from memeval.suite import SuiteStore
+    from memeval.plugin.suite import SuiteStore
+    from memeval.scoring.gate import GateResult
 
 @dataclass
 class PluginState:
@@ -35,8 +35,8 @@ class PluginState:
     @property
     def store(self) -> SuiteStore:
         if self._store is None:
-            from memeval.run_config import RunConfig, bundled_fixtures_dir, default_scenarios
-            from memeval.suite import SuiteStore
+            from memeval.plugin.suite import SuiteStore
+            from memeval.run.config import RunConfig, bundled_fixtures_dir, default_scenarios
 
             settings = self.settings
             config = RunConfig(scenarios=settings.scenarios or default_scenarios(),

@@ -1,6 +1,6 @@
-"""The compare page: `compare.html` (and `compare.json`) from `memeval.compare`'s record.
+"""The compare page: `compare.html` (and `compare.json`) from `memeval.scoring.compare`'s record.
 
-The numbers come from `memeval.compare.compare_runs`; this module only adds the
+The numbers come from `memeval.scoring.compare.compare_runs`; this module only adds the
 drill-down turn views of the turns B won or lost and renders the page.
 """
 
@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memeval.compare import COMPARE_METRICS, HEADLINE, compare_runs
+from memeval.log.folder import atomic_write_text, write_json
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
 from memeval.report._run import turn_payload
-from memeval.results import atomic_write_text, write_json
+from memeval.scoring.compare import COMPARE_METRICS, HEADLINE, compare_runs
 
 COMPARE_HTML = "compare.html"
 COMPARE_JSON = "compare.json"
@@ -54,7 +54,7 @@ def render_compare(run_a: Path | str, run_b: Path | str, out_dir: Path | str, *,
         run_a: the baseline run folder.
         run_b: the candidate run folder; deltas are B − A.
         out_dir: where to write (created if needed).
-        pairs: explicit (A selector, B selector) pairs (see `memeval.compare`).
+        pairs: explicit (A selector, B selector) pairs (see `memeval.scoring.compare`).
 
     Returns:
         The HTML path and the compare record.

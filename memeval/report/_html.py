@@ -23,7 +23,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from memeval.jsonenc import refuse
-from memeval.summary import clean
+from memeval.scoring.summary import clean
 
 # Forbids every fetch: no network, no frames, no forms, no base URL. Inline style and
 # script are the page's own; data: images are the only images allowed.

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from memeval.errors import MemevalError
-from memeval.record import TurnResult
-from memeval.results import CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, count_rows, iter_results
+from memeval.log.folder import CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, count_rows, iter_results
+from memeval.log.row import TurnResult
 
 INVARIANTS_FILE = "invariants.json"
 

@@ -7,12 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memeval.record import TurnResult
+from memeval.log.folder import INCOMPLETE_MARKER, REPORT_FILE, atomic_write_text
+from memeval.log.row import TurnResult
 from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
 from memeval.report._turns import OUTCOME_TAGS, TurnViews, score_index
-from memeval.results import INCOMPLETE_MARKER, REPORT_FILE, atomic_write_text
 
 SUMMARY_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm",
                                     "false_positives", "surfaced_bytes")

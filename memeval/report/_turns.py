@@ -18,7 +18,7 @@ from typing import Any
 
 from memeval.judges.base import Judgement
 from memeval.labels import memory_key
-from memeval.record import TurnResult, relative_header
+from memeval.log.row import TurnResult, relative_header
 from memeval.session import render_system_reminder
 
 # Filter tags of a turn, in the order the outcome menu lists them.

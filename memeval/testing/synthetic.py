@@ -15,8 +15,8 @@ from typing import Any
 
 from memeval.judges.base import Judgement, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key
-from memeval.record import TurnResult
-from memeval.results import CONFIG_FILE, SUMMARY_FILE, ResultsWriter, write_json
+from memeval.log.folder import CONFIG_FILE, SUMMARY_FILE, ResultsWriter, write_json
+from memeval.log.row import TurnResult
 from memeval.usage import Usage
 
 CATEGORIES = ("direct", "paraphrase", "keyword-trap", "stale", "none", "multi")
@@ -182,7 +182,7 @@ def write_rows(run_dir: Path, rows: Sequence[TurnResult], *, complete: bool = Fa
 
 def write_synthetic_run(run_dir: Path, *, summary: bool = True, **options: Any) -> Path:
     """Write a synthetic run folder (rows, config and, unless told not to, the summary)."""
-    from memeval.summary import summarize
+    from memeval.scoring.summary import summarize
 
     run_dir = Path(run_dir)
     rows = synthetic_rows(**options)

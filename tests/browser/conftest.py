@@ -144,8 +144,8 @@ def screenshots() -> Path:
 @pytest.fixture(scope="session")
 def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real evaluation: one bundled scenario plus the hostile one, three selectors."""
-    from memeval.evaluate import evaluate
-    from memeval.run_config import RunConfig, bundled_fixtures_dir
+    from memeval.run.config import RunConfig, bundled_fixtures_dir
+    from memeval.run.evaluate import evaluate
 
     base = tmp_path_factory.mktemp("browser")
     hostile = base / "scenarios" / "hostile.yaml"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memeval.compare import COMPARE_METRICS
-from memeval.evaluate import finish_run
+from memeval.log.folder import ResultsWriter, read_results
 from memeval.report import render_compare
-from memeval.results import ResultsWriter, read_results
+from memeval.run.evaluate import finish_run
+from memeval.scoring.compare import COMPARE_METRICS
 
 
 def _split(run: Path, selector: str, target: Path) -> Path:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from memeval.log.folder import read_results
 from memeval.report import render_run
-from memeval.results import read_results
 from memeval.testing.synthetic import write_synthetic_run
 
 

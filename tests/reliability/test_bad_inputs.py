@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import memeval.evaluate
-import memeval.runner
+import memeval.run.evaluate
+import memeval.run.runner
 from memeval.cli import cli
-from memeval.results import (
+from memeval.log.folder import (
     CONFIG_FILE,
     INCOMPLETE_MARKER,
     RESULTS_FILE,
@@ -152,14 +152,14 @@ def test_a_run_that_crashes_midway_is_marked_incomplete_then_resumes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for i in range(3):
         (tmp_path / f"s{i}.yaml").write_text(SCENARIO.format(id=f"s{i}"))
-    real = memeval.runner.play_unit  # what the runner plays: one unit of a session
+    real = memeval.run.runner.play_unit  # what the runner plays: one unit of a session
 
     async def dying(world, unit, *args, **kwargs):  # type: ignore[no-untyped-def]
         if unit.scenario.id == "s1":
             raise RuntimeError("the machine fell over")
         return await real(world, unit, *args, **kwargs)
 
-    monkeypatch.setattr(memeval.runner, "play_unit", dying)
+    monkeypatch.setattr(memeval.run.runner, "play_unit", dying)
     out = tmp_path / "out"
     args = ["run", "--quiet", "--scenarios", str(tmp_path / "*.yaml"), "--out", str(out),
             "-s", "bm25", "--concurrency", "1"]
@@ -169,7 +169,7 @@ def test_a_run_that_crashes_midway_is_marked_incomplete_then_resumes(
     assert_not_a_finished_run(out)
     assert len({r.scenario for r in read_results(out)}) == 2
 
-    monkeypatch.setattr(memeval.runner, "play_unit", real)
+    monkeypatch.setattr(memeval.run.runner, "play_unit", real)
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     turns = SCENARIO.count("- id:")  # s1's turns, a unit each under gold history
@@ -184,7 +184,7 @@ def test_a_run_whose_summary_fails_is_not_finished(tmp_path: Path,
     def broken(*_: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(memeval.evaluate, "finish_run", broken)
+    monkeypatch.setattr(memeval.run.evaluate, "finish_run", broken)
     out = tmp_path / "out"
     result = CliRunner().invoke(cli, ["run", "--quiet", "--scenarios", str(tmp_path / "s.yaml"),
                                       "--out", str(out), "-s", "bm25"])

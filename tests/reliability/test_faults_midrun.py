@@ -22,11 +22,11 @@ from typing import Any
 import pytest
 
 import memeval.llm
-from memeval.evaluate import evaluate
 from memeval.llm import LLMClient, set_default_client
 from memeval.llm.request import canonical_json
-from memeval.results import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
-from memeval.run_config import RunConfig
+from memeval.log.folder import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
+from memeval.run.config import RunConfig
+from memeval.run.evaluate import evaluate
 from memeval.testing import FakeMessagesServer, Fault
 from memeval.testing.keyword_model import keyword_model
 from tests.reliability._scenario import comparable_rows, write_suite

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import memeval.evaluate
+import memeval.run.evaluate
 from memeval.cli import cli
-from memeval.results import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
+from memeval.log.folder import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
 from tests.reliability._scenario import SCENARIO
 
 
@@ -29,14 +29,14 @@ def test_a_disk_that_fills_up_mid_run_is_one_error_and_resumable(
     (tmp_path / "s.yaml").write_text(SCENARIO.format(id="s0"))
     out = tmp_path / "out"
 
-    write_json = memeval.evaluate.write_json
+    write_json = memeval.run.evaluate.write_json
 
     def full(path: Path, data: object) -> None:  # the disk fills up at summary.json
         if path.name == SUMMARY_FILE:
             raise OSError(28, "No space left on device", str(path))
         write_json(path, data)
 
-    monkeypatch.setattr(memeval.evaluate, "write_json", full)
+    monkeypatch.setattr(memeval.run.evaluate, "write_json", full)
     args = ["run", "--quiet", "--scenarios", str(tmp_path / "s.yaml"), "--out", str(out),
             "-s", "bm25"]
     result = CliRunner().invoke(cli, args)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memeval.evaluate import evaluate
+from memeval.log.folder import REPORT_FILE
 from memeval.report._html import unpack_json
-from memeval.results import REPORT_FILE
-from memeval.run_config import RunConfig
+from memeval.run.config import RunConfig
+from memeval.run.evaluate import evaluate
 from tests.reliability._scenario import SCENARIO
 
 PAYLOAD = "</script><script>alert(1)</script><img src=x onerror=alert(2)>"

@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from memeval.harness import startup_contexts
-from memeval.run_config import bundled_fixtures_dir
+from memeval.run.config import bundled_fixtures_dir
+from memeval.run.play import startup_contexts
 from memeval.scenarios import load, materialize
 
 OPENED: list[str] = []

@@ -1,7 +1,7 @@
 """The regression gate: does a run meet its thresholds and hold up against a baseline?
 
 Every check reads the run's scored turns (`summary.json`'s `per_turn`, written by
-`memeval.metrics`); the gate never re-scores, and pairs selectors by the same rule
+`memeval.scoring.metrics`); the gate never re-scores, and pairs selectors by the same rule
 as `memeval compare`. Checks:
 
 - *error rate*: per selector and judge, the share of turns whose selector or judge
@@ -119,7 +119,7 @@ class GateResult:
                           "every check was skipped: nothing was tested"),)
 
     def to_dict(self) -> dict[str, Any]:
-        from memeval.summary import clean
+        from memeval.scoring.summary import clean
 
         return {"passed": self.passed, "checks": [clean(asdict(c)) for c in self.checks]}
 
@@ -162,8 +162,8 @@ def _finite(value: Any) -> float | None:
 # -- inputs -----------------------------------------------------------------------------
 
 def per_turn_table(path: Path) -> pd.DataFrame:
-    """Scored turns of a run folder or summary.json (see `memeval.compare`)."""
-    from memeval.compare import RunInputError, per_turn_table
+    """Scored turns of a run folder or summary.json (see `memeval.scoring.compare`)."""
+    from memeval.scoring.compare import RunInputError, per_turn_table
 
     try:
         return per_turn_table(Path(path))
@@ -260,9 +260,9 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
                            secondary: Sequence[str] = (),
                            pairs: Sequence[tuple[str, str]] = ()) -> list[GateCheck]:
     """Paired non-inferiority of each candidate selector × judge against the baseline."""
-    from memeval.compare import pair_selectors
-    from memeval.metrics import paired_compare
-    from memeval.stats import holm
+    from memeval.scoring.compare import pair_selectors
+    from memeval.scoring.metrics import paired_compare
+    from memeval.scoring.stats import holm
 
     checks: list[GateCheck] = []
     judges = sorted(set(candidate["judge"]) & set(baseline["judge"]))

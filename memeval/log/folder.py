@@ -1,7 +1,7 @@
 """The run folder's source of truth: `results.jsonl`, written so nothing is ever lost.
 
 Rows are appended a whole unit at a time (all its turns in one `write`; a unit is a
-turn, or a stretch of a session's turns, see `memeval.evaluate`), fsynced at once or
+turn, or a stretch of a session's turns, see `memeval.run.evaluate`), fsynced at once or
 with the units that finish within `sync_every` seconds, and every row carries its
 unit's first turn and size. A run killed at any point leaves at most one unit short
 of rows (or one torn line); on resume that unit is cut from the file and recomputed,
@@ -23,7 +23,7 @@ from filelock import FileLock, Timeout
 
 from memeval.errors import MemevalError
 from memeval.jsonenc import decode_line, dump_line, dump_pretty
-from memeval.record import (
+from memeval.log.row import (
     HASH_LEN,
     READABLE_VERSIONS,
     PayloadStore,
@@ -70,7 +70,7 @@ def _lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def read_payloads(run_dir: Path) -> dict[str, Any]:
-    """The folder's content-addressed payloads (see `memeval.record`), all in memory."""
+    """The folder's content-addressed payloads (see `memeval.log.row`), all in memory."""
     return {entry["h"]: entry["v"] for _, entry in _lines(run_dir / PAYLOADS_FILE)}
 
 

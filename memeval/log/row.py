@@ -3,7 +3,7 @@
 A `TurnResult` is the unit of a run's results: the turn's identity and labels, what
 the selector surfaced, the session's full `TurnRecord` (for drill-down) and one
 `Judgement` per judge. Rows are one per turn, never one per judge, so the record is
-stored once however many judges ran. Scoring lives in `memeval.metrics`; a row only
+stored once however many judges ran. Scoring lives in `memeval.scoring.metrics`; a row only
 holds evidence.
 
 On disk the record is compacted (see `PayloadStore`): paths are made relative to

@@ -1,6 +1,6 @@
 """`summary.json`: a pure function of a run's `TurnResult`s.
 
-Scores come from `memeval.metrics` (the one place scoring happens); this module
+Scores come from `memeval.scoring.metrics` (the one place scoring happens); this module
 only groups them into the tables a reader, the report, the gate and compare use,
 and states what must be loud: error rates, unscored turns, figures that rest on few
 turns. It imports nothing from the report: the runner writes the summary first,
@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from memeval.judges.agreement import agreement
-from memeval.metrics import (
+from memeval.log.row import TurnResult
+from memeval.scoring.agreement import agreement
+from memeval.scoring.metrics import (
     TURN_COLUMNS,
     aggregate,
     judged_input,
@@ -29,7 +30,6 @@ from memeval.metrics import (
     per_turn_frame,
     repeat_summary,
 )
-from memeval.record import TurnResult
 from memeval.usage import Usage
 
 HEADLINE_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm")

@@ -1,12 +1,12 @@
 """The main job: run scenarios × selectors × judges and write a run folder.
 
-The work is cut into *units* (`memeval.harness.Unit`) that can run in any order.
+The work is cut into *units* (`memeval.run.play.Unit`) that can run in any order.
 Under gold history every turn starts from a state known in advance (the reference
 walk's), so a selector without memory gets one unit per turn; a selector that
 remembers, and every selector under own history, gets one unit per stretch of
 turns between compactions (a compaction leaves nothing to carry over), whose turns
 run in order as in a conversation. Units run concurrently on one event loop
-(`memeval.runner`); each finished unit's rows are appended to `results.jsonl`
+(`memeval.run.runner`); each finished unit's rows are appended to `results.jsonl`
 together, so an interrupted run resumes from the turns already on disk and never
 evaluates a written turn twice.
 """
@@ -30,12 +30,9 @@ from tqdm import tqdm
 
 from memeval import __version__
 from memeval.errors import MemevalError
-from memeval.harness import Unit, carries_state, run_coroutine
-from memeval.interrupt import RunInterrupted, stop_on_signals
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
-from memeval.record import TurnResult
-from memeval.results import (
+from memeval.log.folder import (
     CONFIG_FILE,
     RESULTS_FILE,
     SUMMARY_FILE,
@@ -43,14 +40,17 @@ from memeval.results import (
     iter_results,
     write_json,
 )
-from memeval.run_config import RunConfig
-from memeval.runner import run_units
+from memeval.log.row import TurnResult
+from memeval.run.config import RunConfig
+from memeval.run.interrupt import RunInterrupted, stop_on_signals
+from memeval.run.play import Unit, carries_state, run_coroutine
+from memeval.run.runner import run_units
+from memeval.run.shards import Shard
 from memeval.scenarios import Scenario, load_many
 from memeval.scenarios.subset import select_turns
+from memeval.scoring.summary import SummaryPass
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
-from memeval.shards import Shard
-from memeval.summary import SummaryPass
 
 SYNC_EVERY_S = 0.5  # rows wait at most this long before an fsync; their answers are cached
 
@@ -170,7 +170,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         progress: show a progress bar over turns.
         finish: builds `summary.json` and the report from the folder, extra run
             facts and the rows' digest (defaults to `finish_run`).
-        shard: run only this share of the units (see `memeval.shards`).
+        shard: run only this share of the units (see `memeval.run.shards`).
         retry_errors: run again the finished sessions that had a selector or judge
             error (the rest of the folder is kept).
     """

@@ -2,7 +2,7 @@
 
 pytest makes one item per scenario turn × selector, but a turn only means something
 inside its session (what surfaced before, the budget, compaction). So the first item
-of a scenario × selector runs the whole session once (`memeval.evaluate.run_unit`)
+of a scenario × selector runs the whole session once (`memeval.run.evaluate.run_unit`)
 and every item of that unit reads its own turn from the cached rows. Nothing here
 imports pytest: the plugin wires it in, and the logic is testable on its own.
 """
@@ -16,16 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memeval.evaluate import run_config_record
-from memeval.harness import Unit, run_unit
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
 from memeval.labels import GOLD, PROJECT_SCOPE
-from memeval.memdir import ENTRYPOINT_NAME as INDEX_NAME
-from memeval.memdir import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
-from memeval.metrics import score_results
-from memeval.record import TurnResult
-from memeval.results import (
+from memeval.log.folder import (
     CONFIG_FILE,
     REPORT_FILE,
     RESULTS_FILE,
@@ -33,11 +27,17 @@ from memeval.results import (
     ResultsWriter,
     write_json,
 )
-from memeval.run_config import RunConfig
+from memeval.log.row import TurnResult
+from memeval.memdir import ENTRYPOINT_NAME as INDEX_NAME
+from memeval.memdir import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
+from memeval.run.config import RunConfig
+from memeval.run.evaluate import run_config_record
+from memeval.run.play import Unit, run_unit
 from memeval.scenarios import LoadResult, Scenario, load_many
+from memeval.scoring.metrics import score_results
+from memeval.scoring.summary import clean
 from memeval.selectors import resolve_selector
 from memeval.session import MAX_SURFACED_PER_TURN, Compat
-from memeval.summary import clean
 
 # Where the truncation note starts (SPEC §2.6); limits apply to the content before it.
 NOTE_START = "\n\n> This memory file was truncated ("
@@ -157,7 +157,7 @@ class UnitOutcome:
     @classmethod
     def scored(cls, scenario: Scenario, selector: str, rows: list[TurnResult],
                problems: dict[str, list[str]]) -> UnitOutcome:
-        """Score the unit once (`memeval.metrics`); items only read the scores."""
+        """Score the unit once (`memeval.scoring.metrics`); items only read the scores."""
         frame = score_results(rows)
         scores = {(str(r["turn_id"]), str(r["judge"])): r
                   for r in clean(frame.to_dict(orient="records"))}
@@ -342,7 +342,7 @@ class SuiteStore:
         run_dir.mkdir(parents=True, exist_ok=True)
         for name in (RESULTS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE):
             (run_dir / name).unlink(missing_ok=True)  # a pytest run replaces the last one
-        from memeval.evaluate import RowDigest, finish_run
+        from memeval.run.evaluate import RowDigest, finish_run
 
         selectors = sorted({key[1] for key in units})
         # From the rows: an xdist controller never planned the workers' judges itself.

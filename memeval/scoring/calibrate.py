@@ -30,7 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from memeval.errors import MemevalError
-from memeval.metrics import paired_compare
+from memeval.scoring.metrics import paired_compare
 
 CALIBRATION_FILE = "calibration.json"
 FALSE_FAILURE = 0.05
@@ -90,7 +90,7 @@ def calibrate_frame(frame: pd.DataFrame, *, metric: str = "f1",
 
 def calibrate_run(run: Path, *, metric: str = "f1") -> list[Calibration]:
     """Calibrate from a run folder's summary and write `calibration.json` beside it."""
-    from memeval.compare import per_turn_table
+    from memeval.scoring.compare import per_turn_table
 
     calibrations = calibrate_frame(per_turn_table(run), metric=metric)
     if run.is_dir():

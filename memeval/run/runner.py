@@ -16,12 +16,12 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from memeval.harness import Unit, World, build_selector, carries_state, play_unit
-from memeval.interrupt import StopRequested
 from memeval.judges.base import Judge
-from memeval.record import TurnResult
-from memeval.run_config import RunConfig
-from memeval.scratch import WorldsFolder, scratch_folder, world_bytes
+from memeval.log.row import TurnResult
+from memeval.run.config import RunConfig
+from memeval.run.interrupt import StopRequested
+from memeval.run.play import Unit, World, build_selector, carries_state, play_unit
+from memeval.run.scratch import WorldsFolder, scratch_folder, world_bytes
 from memeval.selectors.base import Selector
 
 WorldKey = tuple[int, int]  # (id of the scenario, repeat)

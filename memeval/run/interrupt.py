@@ -1,7 +1,7 @@
 """Ctrl-C and SIGTERM during a run: the first asks it to stop, the second ends it at once.
 
 A run is many independent units (a turn, or a stretch of turns, see
-`memeval.evaluate`). On the first signal no new unit starts, running units stop at
+`memeval.run.evaluate`). On the first signal no new unit starts, running units stop at
 their next turn boundary (a unit of one turn finishes it; the rows of a stopped
 longer unit are not written, and every answer it paid for is in the response cache,
 so the resume pays nothing twice), and finished units stay on disk. A second signal

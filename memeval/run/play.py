@@ -1,7 +1,7 @@
 """The harness: a scenario becomes a session, each turn becomes a `TurnResult`.
 
 This is the adapter between scenarios (YAML, labels) and the reference session
-(memdir, selector, caps). The runner (`memeval.evaluate`), the pytest plugin,
+(memdir, selector, caps). The runner (`memeval.run.evaluate`), the pytest plugin,
 `memeval inspect` and the benchmarks all play turns through it. Gold labels reach
 only the judges and, explicitly, a selector that declares it reads them (the
 oracle, via `use_labels`); the session never sees them.
@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from memeval.interrupt import StopRequested
 from memeval.judges.base import Judge, Judgement, JudgeRequest, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
+from memeval.log.row import TurnResult
 from memeval.memdir.text import utf8_len
-from memeval.record import TurnResult
-from memeval.run_config import CompatName, RunConfig
+from memeval.run.config import CompatName, RunConfig
+from memeval.run.interrupt import StopRequested
+from memeval.run.scratch import WorldsFolder, scratch_folder, world_bytes
 from memeval.scenarios import (
     MaterializedScenario,
     Scenario,
@@ -34,7 +35,6 @@ from memeval.scenarios import (
     materialize,
     remove_written,
 )
-from memeval.scratch import WorldsFolder, scratch_folder, world_bytes
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector, reset_selector
 from memeval.selectors.baselines import OracleSelector
@@ -364,7 +364,7 @@ class World:
             kept until each unit that needs it has forked it.
         share_scans: sessions reuse the world's memdir scans instead of scanning each
             turn afresh as the system does.
-        scratch: the folder to write the world in (`memeval.scratch`); by default
+        scratch: the folder to write the world in (`memeval.run.scratch`); by default
             a `WorldsFolder` of the world's own, where `scratch_folder` chooses.
     """
 

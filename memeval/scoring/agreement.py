@@ -175,7 +175,7 @@ def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
     import pandas as pd
     from scipy import stats
 
-    from memeval.stats import bootstrap_seed
+    from memeval.scoring.stats import bootstrap_seed
 
     if level not in ("selected", "candidates"):
         raise MemevalError(f"agreement: level {level!r}; use 'selected' or 'candidates'")

@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import quote
 
 from memeval.errors import MemevalError
-from memeval.run_config import LLMOptions, RunConfig
+from memeval.run.config import LLMOptions, RunConfig
 
 GRID_KEYS = ("name", "kind", "models")
 KINDS = ("selector", "judge")

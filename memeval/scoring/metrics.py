@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
-from memeval.answers import answer_surfaced
 from memeval.errors import INVALID_OUTPUT, MemevalError
 from memeval.memdir import MAX_SURFACED_PER_TURN
-from memeval.stats import (
+from memeval.scoring.answers import answer_surfaced
+from memeval.scoring.stats import (
     CONFIDENCE,
     N_RESAMPLES,
     SEED,
@@ -50,7 +50,7 @@ from memeval.stats import (
 )
 
 if TYPE_CHECKING:
-    from memeval.record import TurnResult
+    from memeval.log.row import TurnResult
 
 CAP = MAX_SURFACED_PER_TURN  # caps the recall denominator: five relevant fill a turn
 POWER = 0.8

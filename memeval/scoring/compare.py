@@ -2,7 +2,7 @@
 
 The CLI table, the HTML view and the gate all read what this module returns; none
 re-scores or re-pairs. Scores come from each run's `summary.json` (`per_turn`),
-which `memeval.metrics` wrote. Selectors are paired by one rule (`pair_selectors`):
+which `memeval.scoring.metrics` wrote. Selectors are paired by one rule (`pair_selectors`):
 explicit `A=B` pairs when given, else the same spec in both runs, else the only
 selector of each run. Deltas are B − A on the turns both scored, with a paired
 cluster-bootstrap interval; a delta is *significant* when its interval excludes 0,
@@ -20,10 +20,10 @@ from typing import Any
 import pandas as pd
 
 from memeval.errors import MemevalError
-from memeval.metrics import paired_compare
-from memeval.results import SUMMARY_FILE
-from memeval.stats import holm
-from memeval.summary import clean
+from memeval.log.folder import SUMMARY_FILE
+from memeval.scoring.metrics import paired_compare
+from memeval.scoring.stats import holm
+from memeval.scoring.summary import clean
 
 COMPARE_METRICS: tuple[str, ...] = ("f1", "precision", "recall", "exact_match", "false_alarm")
 HEADLINE = "f1"

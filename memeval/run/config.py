@@ -20,8 +20,9 @@ History = Literal["gold", "own"]
 
 def bundled_fixtures_dir() -> Path:
     """The curated fixtures: inside the wheel when installed, else the repository's."""
-    packaged = Path(__file__).parent / "_bundled" / "fixtures"
-    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "fixtures"
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "_bundled" / "fixtures"
+    return packaged if packaged.is_dir() else package.parent / "fixtures"
 
 
 def default_scenarios() -> tuple[str, ...]:
@@ -60,7 +61,7 @@ class RunConfig:
         judges: judge spec strings (`gold`, `claude`).
         repeats: sessions per scenario × selector; repeats expose selector instability.
         shuffle_manifest: reorder each manifest with a per-repeat seed (order bias).
-        concurrency: units in flight at once (see `memeval.evaluate`).
+        concurrency: units in flight at once (see `memeval.run.evaluate`).
         seed: base seed for shuffles and seeded selectors.
         compat: `faithful` reproduces the system's quirks; `hardened` holds every
             invariant.

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.errors import MemevalError
-from memeval.record import TurnResult
-from memeval.results import read_results
+from memeval.log.folder import read_results
+from memeval.log.row import TurnResult
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The engine: config and sweep, plan and shards, worlds, play, runner, finish."""

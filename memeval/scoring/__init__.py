@@ -1,0 +1,1 @@
+"""Scoring, in one home: per-turn metrics, aggregates, statistics, compare, calibration, gate."""
