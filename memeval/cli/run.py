@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
+from memeval.cli._compat import compat_option
 from memeval.cli._errors import InputError
 from memeval.cli._outdir import check_out_dir, disk_error
 from memeval.errors import MemevalError
@@ -67,9 +68,7 @@ def update_latest_link(run_dir: Path) -> None:
               help="Units (turns, or stretches of a session) evaluated at once: the most "
                    "model calls in flight per endpoint; the door backs off on 429/529.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed for shuffles.")
-@click.option("--compat", type=click.Choice(["faithful", "hardened"]), default="faithful",
-              show_default=True,
-              help="faithful reproduces Claude Code's quirks; hardened holds every invariant.")
+@compat_option
 @click.option("--history", type=click.Choice(["gold", "own"]), default="gold", show_default=True,
               help="gold: every turn starts from the state the gold labels imply, so all "
                    "selectors see the same manifests (paired comparison); own: each "

@@ -51,6 +51,7 @@ from memeval.scenarios.subset import select_turns
 from memeval.scoring.summary import SummaryPass
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
+from memeval.session import Compat
 
 SYNC_EVERY_S = 0.5  # rows wait at most this long before an fsync; their answers are cached
 
@@ -81,14 +82,19 @@ def plan_units(scenarios: Iterable[Scenario], config: RunConfig,
         remembers: whether a selector spec keeps state across turns (its gold-history
             turns then run in order, a unit per stretch between compactions).
         split: cut sessions into units at all; False gives one unit per session.
+            Sessions are cut at compactions only where compaction forgets everything
+            (`compaction=clear`).
     """
+    # A compaction that restores files carries state over, so a session is cut there
+    # only when compaction forgets everything.
+    cut_at_compactions = split and Compat.from_spec(config.compat).compaction == "clear"
     units = []
     for scenario in scenarios:
         for repeat in range(config.repeats):
             pieces = [Unit(scenario, spec, repeat, start, stop)
                       for spec in config.selectors
                       for start, stop in _pieces(scenario, split and config.history == "gold"
-                                                 and not remembers(spec), split)]
+                                                 and not remembers(spec), cut_at_compactions)]
             units += sorted(pieces, key=lambda u: u.start)  # stable: selectors keep order
     return units if shard is None else [u for u in units if shard.owns(u.key)]
 
