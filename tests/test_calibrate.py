@@ -43,7 +43,7 @@ def margin() -> float:
     rng = np.random.default_rng(2026)
     baseline = pd.concat([draw(rng, r) for r in range(5)], ignore_index=True)
     (calibration,) = calibrate_frame(baseline)
-    assert calibration.repeats == 5 and calibration.pairs == 20
+    assert calibration.repeats == 5 and calibration.turns == SCENARIOS * TURNS_EACH
     assert calibration.turns_needed(calibration.margin / 2) == pytest.approx(
         4 * calibration.turns, rel=0.01)
     return calibration.margin

@@ -15,7 +15,6 @@ from memeval.scoring import metrics
 from memeval.scoring.metrics import (
     CAP,
     aggregate,
-    mean_ci,
     paired_compare,
     pass_hat_k,
     per_turn_frame,
@@ -26,7 +25,7 @@ from memeval.scoring.stats import (
     Interval,
     cluster_bootstrap_mean,
     cluster_bootstrap_ratio,
-    wilson_ci,
+    wilson_interval,
 )
 
 KEYS = [f"m{i}.md" for i in range(12)]
@@ -102,7 +101,8 @@ values = st.lists(st.one_of(st.floats(0, 1), st.just(float("nan"))), min_size=0,
 @given(data=values, seed=st.integers(0, 1000))
 def test_ci_contains_the_point_estimate_and_stays_in_the_data_range(
         data: list[float], seed: int) -> None:
-    mean, low, high = mean_ci(data, n_resamples=200, seed=seed)
+    found = cluster_bootstrap_mean(data, range(len(data)), n_resamples=200, seed=seed)
+    mean, low, high = found.value, found.low, found.high
     finite = [v for v in data if not math.isnan(v)]
     if len(finite) < 2:
         assert math.isnan(low) and math.isnan(high)
@@ -239,8 +239,8 @@ def aggregate_one_figure_at_a_time(frame: pd.DataFrame, by: list[str],
             values = group[m].to_numpy(dtype=float)
             est = cluster_bootstrap_mean(values, clusters, **options)
             if m in metrics.PROPORTIONS:
-                low, high = wilson_ci(np.nansum(values), est.n)
-                est = Interval(est.value, low, high, est.n, est.n_clusters)
+                bounds = wilson_interval(round(np.nansum(values)), est.n)
+                est = Interval(est.value, bounds.low, bounds.high, est.n, est.n_clusters)
             metrics._put(row, m, est)
         metrics._put(row, "micro_precision", cluster_bootstrap_ratio(
             group["hits"], group["judged"], clusters, **options))

@@ -38,7 +38,7 @@ def command(run: Path, metric: str) -> None:
         raise InputError(str(exc)) from None
     for c in results:
         click.echo(f"{c.selector} × {c.judge}: {metric} margin {c.margin:.3f} "
-                   f"({c.repeats} repeats, {c.pairs} A/A pairs, {c.turns} turns); "
+                   f"({c.repeats} repeats, {c.trials} A/A trials, {c.turns} turns); "
                    f"a margin of 0.03 needs about {c.turns_needed(0.03)} turns, "
                    f"0.01 about {c.turns_needed(0.01)}")
     click.echo(f"wrote {run / 'calibration.json'}" if run.is_dir() else "")

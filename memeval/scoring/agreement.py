@@ -214,7 +214,7 @@ def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
                                      confidence_level=confidence,
                                      **bootstrap_seed(seed))
         # Resamples where κ is undefined (one verdict only) are skipped, not counted as 0;
-        # as in metrics.mean_ci, the interval is widened to hold its own estimate.
+        # as in stats._two_sided, the interval is widened to hold its own estimate.
         tail = (1 - confidence) / 2 * 100
         for name, row, point in (("kappa", 0, kappa), ("observed", 1, observed)):
             dist = result.bootstrap_distribution[row]

@@ -3,61 +3,84 @@
 A non-inferiority margin below what a suite can resolve makes the gate cry wolf:
 two equivalent runs of a noisy selector differ by chance, and a strict margin fails
 them. Run the baseline with repeats (`memeval run --repeats 5`), then
-`memeval calibrate RUN`: every ordered pair of repeats is an A/A comparison (the
-same selector against itself), gated exactly as `memeval gate` gates a candidate.
-The margin is the one that keeps those A/A comparisons from failing more than 5 %
-of the time, estimated from their spread rather than their single worst case:
-
-    margin = mean half-width of the pairs' intervals + z(1 − α) × sd of their differences
-
-(the first term is how far the gate's lower bound sits below the observed
-difference, the second how far that difference strays by chance). A margin shrinks
-with the square root of the suite, so the suite size a smaller margin needs is
-`turns × (margin / wanted)²`.
+`memeval calibrate RUN`: per selector × judge, the repeats are the equivalent draws
+`memeval.scoring.stats.calibrate_margin` reads (pseudo A/A trials, each gated by the
+same lower bound `non_inferiority` computes), and the margin is the one at which at
+most 5 % of those A/A gates fail. docs/statistics.md states the procedure.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from scipy import stats
 
 from memeval.errors import MemevalError
-from memeval.scoring.metrics import paired_compare
+from memeval.scoring.stats import CALIBRATION_TRIALS, FALSE_FAILURE, calibrate_margin
 
 CALIBRATION_FILE = "calibration.json"
-FALSE_FAILURE = 0.05
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """The margin a suite supports for one selector × judge and metric."""
+    """The margin a suite supports for one selector × judge and metric.
+
+    Args:
+        selector: the baseline selector.
+        judge: the judge whose scores were read.
+        metric: the gated metric.
+        margin: smallest margin at which A/A gates fail at most `false_failure` of
+            the time (NaN with fewer than two clusters).
+        repeats: equivalent draws the noise was read from.
+        turns: turns scored in every draw.
+        clusters: scenarios among them.
+        trials: pseudo A/A comparisons the margin is the quantile of.
+        false_failure: the A/A failure rate aimed for.
+    """
 
     selector: str
     judge: str
     metric: str
     margin: float
     repeats: int
-    pairs: int
     turns: int
+    clusters: int
+    trials: int = CALIBRATION_TRIALS
     false_failure: float = FALSE_FAILURE
 
     def turns_needed(self, margin: float) -> int:
-        """Turns a suite needs for `margin` to keep the same A/A false-failure rate."""
-        if margin <= 0:
-            return math.inf if self.margin > 0 else self.turns  # type: ignore[return-value]
+        """Turns a suite like this one needs to hold `margin` at the same false-failure rate.
+
+        The bound's width shrinks as 1/√(clusters), so the suite must grow by
+        (calibrated / wanted)², new scenarios assumed to resemble today's.
+        """
+        if not margin > 0:
+            raise MemevalError(f"turns_needed: the margin must be positive, got {margin}")
+        if not math.isfinite(self.margin):
+            raise MemevalError("turns_needed: no calibrated margin (fewer than two clusters)")
         return max(self.turns, math.ceil(self.turns * (self.margin / margin) ** 2))
 
+    def clusters_needed(self, margin: float) -> int:
+        """Like `turns_needed`, counted in clusters (scenarios)."""
+        return math.ceil(self.turns_needed(margin) * self.clusters / max(self.turns, 1))
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self) | {"turns_for_0.01": self.turns_needed(0.01),
-                               "turns_for_0.03": self.turns_needed(0.03)}
+        out = asdict(self)
+        if math.isfinite(self.margin):
+            out |= {"turns_for_0.01": self.turns_needed(0.01),
+                    "turns_for_0.03": self.turns_needed(0.03)}
+        return out
+
+
+def _draws(part: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, list[str]]:
+    """Repeats × turns of `metric` (NaN where a repeat did not score the turn)."""
+    table = part.pivot_table(index="repeat", columns=["scenario", "turn_id"], values=metric,
+                             aggfunc="mean", dropna=False)
+    return table, [str(s) for s, _ in table.columns]
 
 
 def calibrate_frame(frame: pd.DataFrame, *, metric: str = "f1",
@@ -66,25 +89,21 @@ def calibrate_frame(frame: pd.DataFrame, *, metric: str = "f1",
     out = []
     for (selector, judge), part in frame.groupby(["selector", "judge"], sort=True):
         repeats = sorted(part["repeat"].unique())
-        turns = part[part[metric].notna()].groupby(["scenario", "turn_id"]).ngroups
         if len(repeats) < 2:
             raise MemevalError(
                 f"{selector} × {judge}: one repeat only, so its noise cannot be measured; "
                 "rerun the baseline with --repeats 5 (a selector that answers the same "
                 "every time has no noise, and any margin >= 0 holds for it)")
-        diffs, halves = [], []
-        for a, b in itertools.permutations(repeats, 2):
-            result = paired_compare(part[part["repeat"] == a], part[part["repeat"] == b], metric)
-            if result.n_pairs and not math.isnan(result.ci_low):
-                diffs.append(result.mean_diff)
-                halves.append(result.mean_diff - result.ci_low)
-        if not diffs:
-            raise MemevalError(f"{selector} × {judge}: no scored turn pairs to calibrate on")
-        z = stats.norm.ppf(1 - false_failure)
-        spread = float(np.std(diffs, ddof=1)) if len(diffs) > 1 else 0.0
-        margin = float(np.mean(halves)) + z * spread
-        out.append(Calibration(str(selector), str(judge), metric, round(float(margin), 4),
-                               len(repeats), len(diffs), int(turns), false_failure))
+        draws, clusters = _draws(part.astype({metric: float}), metric)
+        complete = draws.notna().all(axis=0).to_numpy()
+        if not complete.any():
+            raise MemevalError(f"{selector} × {judge}: no turn scored in every repeat to "
+                               "calibrate on")
+        margin = calibrate_margin(draws.to_numpy(), clusters, false_failure=false_failure)
+        kept = [c for c, ok in zip(clusters, complete, strict=True) if ok]
+        out.append(Calibration(str(selector), str(judge), metric, round(margin, 4),
+                               len(repeats), len(kept), len(set(kept)),
+                               false_failure=false_failure))
     return out
 
 

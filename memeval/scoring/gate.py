@@ -261,8 +261,8 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
                            pairs: Sequence[tuple[str, str]] = ()) -> list[GateCheck]:
     """Paired non-inferiority of each candidate selector × judge against the baseline."""
     from memeval.scoring.compare import pair_selectors
-    from memeval.scoring.metrics import paired_compare
-    from memeval.scoring.stats import holm
+    from memeval.scoring.metrics import paired_turns
+    from memeval.scoring.stats import holm, non_inferiority
 
     checks: list[GateCheck] = []
     judges = sorted(set(candidate["judge"]) & set(baseline["judge"]))
@@ -287,22 +287,24 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
                                         f"{len(missing)} baseline turns missing: {shown}",
                                         baseline_selector=partner))
             a, b = _scored(a), _scored(b)
-            result = paired_compare(a, b, primary)
-            low = _finite(result.ci_low)
-            detail = (f"{result.n_pairs} paired turns in {result.n_clusters} scenarios, "
-                      f"candidate {result.mean_a:.3f} vs baseline {result.mean_b:.3f}")
-            if result.n_pairs < MIN_PAIRS or low is None:
+            pairs_ = paired_turns(a, b, [primary]).dropna()
+            diffs = (pairs_[f"{primary}_a"] - pairs_[f"{primary}_b"]).to_numpy()
+            result = non_inferiority(diffs, pairs_["scenario"].tolist(), margin)
+            low = _finite(result.lower_bound)
+            detail = (f"{result.n} paired turns in {result.n_clusters} scenarios, candidate "
+                      f"{pairs_[f'{primary}_a'].mean():.3f} vs baseline "
+                      f"{pairs_[f'{primary}_b'].mean():.3f}")
+            if result.n < MIN_PAIRS or low is None:
                 checks.append(GateCheck(
                     "coverage", primary, selector, judge, low, -margin, "fail",
-                    f"only {result.n_pairs} paired scored turns (need {MIN_PAIRS}) to test "
+                    f"only {result.n} paired scored turns (need {MIN_PAIRS}) to test "
                     f"the margin on {primary}; add turns or scenarios",
                     baseline_selector=partner))
             else:
-                high = _finite(result.ci_high)
-                half = (low if high is None else high) - result.mean_diff
-                if half > margin:
+                if not result.resolvable:
                     detail += (f"; the margin {margin:.3f} is below what these turns resolve "
-                               f"(±{half:.3f}) — calibrate it with `memeval gate --calibrate`")
+                               f"(±{result.half_width:.3f}) — calibrate it with "
+                               "`memeval calibrate`")
                 checks.append(GateCheck("non-inferiority", primary, selector, judge, low,
                                         -margin, "fail" if low < -margin else "pass", detail,
                                         baseline_selector=partner))

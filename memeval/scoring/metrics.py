@@ -43,10 +43,10 @@ from memeval.scoring.stats import (
     CONFIDENCE,
     N_RESAMPLES,
     SEED,
-    Estimate,
-    cluster_mean_ci,
-    cluster_ratio_cis,
-    wilson_ci,
+    Interval,
+    cluster_bootstrap_mean,
+    cluster_bootstrap_ratios,
+    wilson_interval,
 )
 
 if TYPE_CHECKING:
@@ -323,15 +323,6 @@ def score_results(results: Iterable[TurnResult]) -> pd.DataFrame:
     return per_turn_frame([judged_input(r, judge) for r in results for judge in r.judgements])
 
 
-def mean_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CONFIDENCE,
-            n_resamples: int = N_RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
-    """Mean and bootstrap CI of independent values (each its own cluster)."""
-    values = np.asarray(values, dtype=float)
-    est = cluster_mean_ci(values, range(values.size), confidence=confidence,
-                          n_resamples=n_resamples, seed=seed)
-    return est.value, est.low, est.high
-
-
 # -- aggregates -------------------------------------------------------------------------
 
 def _per_turn(frame: pd.DataFrame, keys: Sequence[str], metrics: Sequence[str]) -> pd.DataFrame:
@@ -362,7 +353,7 @@ def _reasons(frame: pd.DataFrame) -> dict[str, int]:
     return {str(k): int(v) for k, v in counts.items()}
 
 
-def _put(row: dict[str, Any], name: str, est: Estimate) -> None:
+def _put(row: dict[str, Any], name: str, est: Interval) -> None:
     row.update({name: est.value, f"{name}_ci_low": est.low, f"{name}_ci_high": est.high,
                 f"{name}_n": est.n, f"{name}_n_clusters": est.n_clusters})
 
@@ -444,12 +435,12 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
         numerators = [*values, column["hits"][rows], column["recalled"][rows]]
         denominators = [*(np.where(np.isnan(v), np.nan, 1.0) for v in values),
                         column["judged"][rows], column["capped"][rows]]
-        found = cluster_ratio_cis(numerators, denominators, clusters, intervals=intervals,
+        found = cluster_bootstrap_ratios(numerators, denominators, clusters, intervals=intervals,
                                   **options)
         for m, v, est in zip(metrics, values, found, strict=False):
             if m in PROPORTIONS:
-                low, high = wilson_ci(np.nansum(v), est.n, confidence=confidence)
-                est = Estimate(est.value, low, high, est.n, est.n_clusters)
+                bounds = wilson_interval(round(np.nansum(v)), est.n, confidence=confidence)
+                est = Interval(est.value, bounds.low, bounds.high, est.n, est.n_clusters)
             _put(row, m, est)
         _put(row, "micro_precision", found[-2])
         _put(row, "micro_recall", found[-1])
@@ -556,6 +547,26 @@ def _selector_name(frame: pd.DataFrame) -> str:
     return names[0] if len(names) == 1 else ",".join(names)
 
 
+def paired_turns(frame_a: pd.DataFrame, frame_b: pd.DataFrame,
+                 metrics: Sequence[str]) -> pd.DataFrame:
+    """The turns both frames hold, repeats averaged: `scenario`, `turn_id`, `<m>_a`, `<m>_b`.
+
+    The one pairing rule of compare, gate and calibration: turns match on
+    (`scenario`, `turn_id`); a value stays NaN where a side left the metric undefined.
+    """
+    keys = ["scenario", "turn_id"]
+
+    def turns(frame: pd.DataFrame) -> pd.DataFrame:
+        if frame.empty:
+            return pd.DataFrame(columns=[*keys, *metrics])
+        table = frame[[*keys, *metrics]].copy()
+        for m in metrics:
+            table[m] = table[m].astype(float)
+        return table.groupby(keys, sort=True).mean().reset_index()
+
+    return turns(frame_a).merge(turns(frame_b), on=keys, how="inner", suffixes=("_a", "_b"))
+
+
 def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "f1", *,
                    confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
                    seed: int = SEED, power: float = POWER) -> PairedComparison:
@@ -581,30 +592,17 @@ def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "
         if missing and not frame.empty:
             raise MemevalError(f"paired_compare: frame {name} lacks {', '.join(missing)}; "
                                "pass per_turn_frame(...) output")
-    keys = ["scenario", "turn_id"]
-    metrics = sorted({metric, "exact_match"})
-
-    def turns(frame: pd.DataFrame) -> pd.DataFrame:
-        if frame.empty:
-            return pd.DataFrame(columns=[*keys, *metrics])
-        table = frame[[*keys, *metrics]].copy()
-        for m in metrics:
-            table[m] = table[m].astype(float)
-        return table.groupby(keys, sort=True).mean().reset_index()
-
-    ta, tb = turns(frame_a), turns(frame_b)
-    joined = ta.merge(tb, on=keys, how="inner", suffixes=("_a", "_b"))
-    a_keys = set(map(tuple, ta[keys].to_numpy().tolist()))
-    b_keys = set(map(tuple, tb[keys].to_numpy().tolist()))
-    col_a = f"{metric}_a" if metric != "exact_match" else "exact_match_a"
-    col_b = f"{metric}_b" if metric != "exact_match" else "exact_match_b"
+    joined = paired_turns(frame_a, frame_b, sorted({metric, "exact_match"}))
+    a_keys, b_keys = (set() if f.empty else set(zip(f["scenario"], f["turn_id"], strict=True))
+                      for f in (frame_a, frame_b))
+    col_a, col_b = f"{metric}_a", f"{metric}_b"
     values_a = joined[col_a].to_numpy(dtype=float)
     values_b = joined[col_b].to_numpy(dtype=float)
     defined = ~(np.isnan(values_a) | np.isnan(values_b))
     diffs = values_a[defined] - values_b[defined]
     n = int(diffs.size)
     clusters = joined["scenario"].to_numpy()[defined]
-    est = cluster_mean_ci(diffs, clusters, confidence=confidence, n_resamples=n_resamples,
+    est = cluster_bootstrap_mean(diffs, clusters, confidence=confidence, n_resamples=n_resamples,
                           seed=seed)
     mean_diff, low, high = est.value, est.low, est.high
     per_cluster = pd.Series(diffs).groupby(clusters).mean().to_numpy()
@@ -650,7 +648,7 @@ def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "
 REPEAT_KEYS: tuple[str, ...] = ("selector", "judge", "scenario", "turn_id")
 
 
-def _flip_rate(sets: Sequence[frozenset[str]]) -> float:
+def flip_rate(sets: Sequence[frozenset[str]]) -> float:
     """Share of unordered pairs of repeats whose selected sets differ (order-free)."""
     n = len(sets)
     if n < 2:
@@ -682,7 +680,7 @@ def repeat_summary(frame: pd.DataFrame, *, metrics: Sequence[str] = METRICS) -> 
         exact = group["exact_match"].to_numpy(dtype=float)
         exact = exact[~np.isnan(exact)]
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
-        row.update(n_repeats=len(sets), distinct_sets=len(set(sets)), flip_rate=_flip_rate(sets),
+        row.update(n_repeats=len(sets), distinct_sets=len(set(sets)), flip_rate=flip_rate(sets),
                    pass_all=float(np.all(exact == 1.0)) if exact.size else math.nan)
         for m in metrics:
             row[m] = float(np.nanmean(group[m].to_numpy(dtype=float))) \
