@@ -332,3 +332,15 @@ def test_wilson_interval_is_never_zero_width() -> None:
     found = wilson_interval(0, 29)
     low, high = found.low, found.high
     assert low == 0.0 and high == pytest.approx(0.1170, abs=1e-3)
+
+
+def test_a_judge_errored_turn_is_unscored_never_a_perfect_pick() -> None:
+    """A judge that failed gives no evidence: the turn is unscored (F1 NaN), even when
+    the pick happens to be the relevant memory (scored, it would read F1 1.0)."""
+    frame = per_turn_frame([{"scenario": "s", "turn_id": "t1", "selected": ["a.md"],
+                             "relevant": ["a.md"], "judge_error": "judge timed out"}])
+    turn = frame.iloc[0]
+    assert not turn["scored"] and turn["unscored_reason"] == "judge error"
+    assert bool(turn["judge_error"]) and math.isnan(turn["f1"]) and turn["outcome"] == "unscored"
+    table = aggregate(frame, by=["selector"]).iloc[0]
+    assert table["n_scored"] == 0 and table["f1_n"] == 0 and table["judge_error_rate"] == 1.0

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memeval.scoring import metrics
+from memeval.scoring.catalog import PER_TURN, WILSON
 from memeval.scoring.metrics import (
     CAP,
     aggregate,
@@ -199,14 +200,14 @@ def turns_the_pandas_way(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     group = [*by, *(c for c in ("selector", "judge", "scenario", "turn_id") if c not in by)]
     flags = ["selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
              "scored", "hits", "n_relevant"]
-    numeric = frame[[*group, *metrics.METRICS, *flags]].copy()
+    numeric = frame[[*group, *PER_TURN, *flags]].copy()
     numeric["capped"] = np.minimum(numeric["n_relevant"], CAP).where(
         frame["needs_memory"].astype(bool) & frame["recall"].notna())
     numeric["recalled"] = np.minimum(numeric["hits"], numeric["capped"])
     numeric["judged"] = (numeric["hits"] + frame["false_positives"]).where(
         frame["needs_memory"].astype(bool))
     numeric.loc[~frame["scored"].astype(bool), ["hits", "recalled", "judged"]] = math.nan
-    for m in [*metrics.METRICS, *flags, "capped", "recalled", "judged"]:
+    for m in [*PER_TURN, *flags, "capped", "recalled", "judged"]:
         numeric[m] = numeric[m].astype(float)
     return numeric.groupby(group, dropna=False, sort=True).mean().reset_index()
 
@@ -216,7 +217,7 @@ def aggregate_one_figure_at_a_time(frame: pd.DataFrame, by: list[str],
     """The aggregate as it was first written: a pandas group and one interval per figure."""
     options = {"n_resamples": n_resamples}
     turns = turns_the_pandas_way(frame, by)
-    pd.testing.assert_frame_equal(metrics._per_turn(frame, by, metrics.METRICS), turns,
+    pd.testing.assert_frame_equal(metrics._per_turn(frame, by, PER_TURN), turns,
                                   check_exact=True)
     grouped_rows = frame.groupby(by, dropna=False, sort=True) if by else [((), frame)]
     reasons = {(k if isinstance(k, tuple) else (k,)): metrics._reasons(g)
@@ -235,10 +236,10 @@ def aggregate_one_figure_at_a_time(frame: pd.DataFrame, by: list[str],
                                     .mean()),
                    selector_invalid_output_rate=float(group["selector_invalid_output"].mean()),
                    judge_invalid_output_rate=float(group["judge_invalid_output"].mean()))
-        for m in metrics.METRICS:
+        for m in PER_TURN:
             values = group[m].to_numpy(dtype=float)
             est = cluster_bootstrap_mean(values, clusters, **options)
-            if m in metrics.PROPORTIONS:
+            if m in WILSON:
                 bounds = wilson_interval(round(np.nansum(values)), est.n)
                 est = Interval(est.value, bounds.low, bounds.high, est.n, est.n_clusters)
             metrics._put(row, m, est)

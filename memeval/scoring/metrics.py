@@ -39,13 +39,14 @@ from scipy import optimize, special, stats
 from memeval.errors import INVALID_OUTPUT, MemevalError
 from memeval.memdir import MAX_SURFACED_PER_TURN
 from memeval.scoring.answers import answer_surfaced
+from memeval.scoring.catalog import PER_TURN, POOLED, WILSON
 from memeval.scoring.stats import (
     CONFIDENCE,
     N_RESAMPLES,
     SEED,
     Interval,
-    cluster_bootstrap_mean,
     cluster_bootstrap_ratios,
+    paired_cluster_bootstrap,
     wilson_interval,
 )
 
@@ -57,11 +58,6 @@ POWER = 0.8
 
 Outcome = Literal["abstained", "false_alarm", "miss", "partial", "exact", "unscored"]
 
-METRICS: tuple[str, ...] = (
-    "precision", "recall", "f1", "exact_match", "false_alarm", "answer_surfaced",
-    "false_positives", "surfaced_bytes",
-)
-PROPORTIONS: tuple[str, ...] = ("exact_match", "false_alarm", "answer_surfaced")  # Wilson
 ID_COLUMNS: tuple[str, ...] = ("scenario", "turn_id", "category", "selector", "repeat")
 REQUIRED_COLUMNS: tuple[str, ...] = ("turn_id", "selected", "relevant")
 # Defaults for optional input columns; `selected_keys` is accepted for `selected`.
@@ -206,8 +202,7 @@ def _present(value: Any) -> bool:
 
 TURN_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS, "judge", "history", "selected", "relevant", "acceptable", "covered",
-    "answer_surfaced",
-    "surfaced_bytes",
+    *(m for m in PER_TURN if m not in TurnMetrics.__dataclass_fields__),
     "selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
     "scored", "unscored_reason",
     *TurnMetrics.__dataclass_fields__,
@@ -263,10 +258,10 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
     if not out:
         return pd.DataFrame(columns=list(TURN_COLUMNS))
     frame = pd.DataFrame(out)
-    frame["surfaced_bytes"] = pd.to_numeric(frame["surfaced_bytes"]).fillna(0)
-    for column in ("precision", "recall", "f1", "exact_match", "false_alarm", "false_positives",
-                   "answer_surfaced"):
-        frame[column] = frame[column].astype(float)
+    frame["surfaced_bytes"] = pd.to_numeric(frame["surfaced_bytes"]).fillna(0)  # every turn
+    for column in PER_TURN:
+        if column != "surfaced_bytes":  # undefined on some turns: NaN, so float
+            frame[column] = frame[column].astype(float)
     return frame
 
 
@@ -359,7 +354,7 @@ def _put(row: dict[str, Any], name: str, est: Interval) -> None:
 
 
 def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", "scenario"), *,
-              metrics: Sequence[str] = METRICS, confidence: float = CONFIDENCE,
+              metrics: Sequence[str] = PER_TURN, confidence: float = CONFIDENCE,
               n_resamples: int = N_RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """Each metric per group, with its n, n_clusters and interval.
 
@@ -388,7 +383,7 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
     columns = [*by, "n_turns", "n_scored", "unscored", "unscored_reasons", "n_clusters",
                "selector_error_rate", "judge_error_rate", "error_rate",
                "selector_invalid_output_rate", "judge_invalid_output_rate"]
-    for m in [*metrics, "micro_precision", "micro_recall"]:
+    for m in [*metrics, *POOLED]:
         columns += [m, f"{m}_ci_low", f"{m}_ci_high", f"{m}_n", f"{m}_n_clusters"]
     if frame.empty:
         return pd.DataFrame(columns=columns)
@@ -412,7 +407,7 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
     column = {c: turns[c].to_numpy(dtype=float)
               for c in {*metrics, *flags, "scored", "hits", "judged", "recalled", "capped"}}
     scenarios = turns["scenario"].tolist() if "scenario" in turns else None
-    intervals = [m not in PROPORTIONS for m in metrics] + [True, True]  # Wilson's instead
+    intervals = [m not in WILSON for m in metrics] + [True, True]  # Wilson's instead
     options = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
     out = []
     for key, rows in zip(keys, members, strict=True):
@@ -438,7 +433,7 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
         found = cluster_bootstrap_ratios(numerators, denominators, clusters, intervals=intervals,
                                   **options)
         for m, v, est in zip(metrics, values, found, strict=False):
-            if m in PROPORTIONS:
+            if m in WILSON:
                 bounds = wilson_interval(round(np.nansum(v)), est.n, confidence=confidence)
                 est = Interval(est.value, bounds.low, bounds.high, est.n, est.n_clusters)
             _put(row, m, est)
@@ -602,8 +597,8 @@ def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "
     diffs = values_a[defined] - values_b[defined]
     n = int(diffs.size)
     clusters = joined["scenario"].to_numpy()[defined]
-    est = cluster_bootstrap_mean(diffs, clusters, confidence=confidence, n_resamples=n_resamples,
-                          seed=seed)
+    est = paired_cluster_bootstrap(diffs, clusters, confidence=confidence,
+                                   n_resamples=n_resamples, seed=seed)
     mean_diff, low, high = est.value, est.low, est.high
     per_cluster = pd.Series(diffs).groupby(clusters).mean().to_numpy()
     p_value = math.nan
@@ -658,7 +653,7 @@ def flip_rate(sets: Sequence[frozenset[str]]) -> float:
     return 1 - same / (n * (n - 1) / 2)
 
 
-def repeat_summary(frame: pd.DataFrame, *, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+def repeat_summary(frame: pd.DataFrame, *, metrics: Sequence[str] = PER_TURN) -> pd.DataFrame:
     """Per turn, selector and judge over its repeats: mean metrics, flip rate, pass-all.
 
     `flip_rate` is the share of unordered pairs of repeats whose selected *set*

@@ -401,41 +401,26 @@ def non_inferiority(diffs: Sequence[float] | np.ndarray, clusters: Sequence[Hash
 
 # -- proportions and multiplicity ------------------------------------------------------
 
-def _proportion(k: int, n: int, method: str, label: str, confidence: float) -> Interval:
-    if n < 0 or not 0 <= k <= max(n, 0):
-        raise MemevalError(f"{label}: need 0 <= k <= n, got k={k}, n={n}")
-    if n == 0:
-        return Interval(math.nan, math.nan, math.nan, 0, 0, label, confidence)
-    if method == "wilson":  # the closed form: a summary asks for hundreds of these
-        z = float(special.ndtri(0.5 + confidence / 2))
-        share, z2n = k / n, z * z / n
-        center = (share + z2n / 2) / (1 + z2n)
-        half = z / (1 + z2n) * math.sqrt(share * (1 - share) / n + z2n / (4 * n))
-        # at 0/n and n/n a bound is exactly the estimate; rounding must not move it
-        low = 0.0 if k == 0 else max(0.0, center - half)
-        high = 1.0 if k == n else min(1.0, center + half)
-    else:
-        ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method=method)
-        low, high = float(ci.low), float(ci.high)
-    # n_clusters = n: these intervals assume independent trials.
-    return Interval(k / n, low, high, n, n, label, confidence)
-
-
 def wilson_interval(k: int, n: int, *, confidence: float = CONFIDENCE) -> Interval:
     """Wilson score interval for k successes in n trials.
 
     Unlike k/n ± z·SE it never collapses to zero width at 0/n or n/n, and it stays
     close to nominal coverage in the small cells a per-category table produces.
+    Closed form rather than statsmodels: a summary asks for hundreds of these.
     """
-    return _proportion(k, n, "wilson", "wilson", confidence)
-
-
-def clopper_pearson_interval(k: int, n: int, *, confidence: float = CONFIDENCE) -> Interval:
-    """Clopper–Pearson (exact binomial) interval: conservative, coverage guaranteed.
-
-    0 of 29 gives [0, 0.119]: no failure seen is not proof of none.
-    """
-    return _proportion(k, n, "exact", "clopper-pearson", confidence)
+    if n < 0 or not 0 <= k <= max(n, 0):
+        raise MemevalError(f"wilson: need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, 0, "wilson", confidence)
+    z = float(special.ndtri(0.5 + confidence / 2))
+    share, z2n = k / n, z * z / n
+    center = (share + z2n / 2) / (1 + z2n)
+    half = z / (1 + z2n) * math.sqrt(share * (1 - share) / n + z2n / (4 * n))
+    # at 0/n and n/n a bound is exactly the estimate; rounding must not move it
+    low = 0.0 if k == 0 else max(0.0, center - half)
+    high = 1.0 if k == n else min(1.0, center + half)
+    # n_clusters = n: the interval assumes independent trials.
+    return Interval(k / n, low, high, n, n, "wilson", confidence)
 
 
 def holm(pvalues: Sequence[float] | np.ndarray) -> list[float]:
@@ -502,7 +487,7 @@ def calibrate_margin(draws: Sequence[Sequence[float]] | np.ndarray,
     means = (weights @ sums.T) / (weights @ counts)[:, None]  # resamples × trials
     lower = np.minimum(np.quantile(means, 1 - confidence, axis=0), sums.sum(1) / counts.sum())
     margin = float(np.quantile(-lower, 1 - false_failure, method="higher"))
-    return max(margin, 0.0)
+    return max(0.0, margin)  # never -0.0
 
 
 def resampled_draws(values: Sequence[float] | np.ndarray, clusters: Sequence[Hashable], *,
