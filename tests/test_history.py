@@ -178,7 +178,7 @@ def test_sessions_cut_into_units_give_the_rows_of_whole_sessions(history) -> Non
 
 
 def test_forks_of_one_turn_share_one_scan_and_get_the_same_records(monkeypatch) -> None:
-    """The gold walk scans the memdirs once per turn for all forks (`scan_memo`); a
+    """The gold walk scans the memdirs once per turn for all forks (`shared_scans`); a
     session without the memo scans itself and must record exactly the same turn."""
     import memeval.session.session as session_module
     from memeval.run.play import open_session, play_turn
@@ -199,7 +199,7 @@ def test_forks_of_one_turn_share_one_scan_and_get_the_same_records(monkeypatch) 
         plain = [play_turn(reference.fork(resolve_selector(s)), scenario, turn).to_dict()
                  for s in ("bm25", "recency")]
         alone = len(scans)
-        reference.scan_memo = {}
+        reference.shared_scans = {}
         shared = [play_turn(reference.fork(resolve_selector(s)), scenario, turn).to_dict()
                   for s in ("bm25", "recency")]
     assert shared == plain

@@ -69,6 +69,8 @@ if TYPE_CHECKING:
     from memeval.startup import StartupContext, StartupEnv
 
 AgentsArg = Mapping[str, AgentDefinition | str | None] | Iterable[AgentDefinition] | None
+# Scans by (memdir, symlinks followed out): the headers and what the scan left out.
+ScanStore = dict[tuple[str, bool], tuple[tuple[MemoryHeader, ...], tuple[SkippedFile, ...]]]
 
 
 
@@ -130,6 +132,9 @@ class Session:
             session computes its startup context from it, in the session's own mode
             and auto-memory setting and with the session's project memdir, once at
             start and again after each compaction, as the system does.
+        shared_scans: a store of memdir scans to share with other sessions on files that
+            do not change (every session and turn of one materialized scenario); None
+            scans afresh every turn, as the system does.
     """
 
     def __init__(
@@ -147,6 +152,7 @@ class Session:
         compat: Compat | str | None = None,
         startup_context: StartupContext | str | None = None,
         startup_env: StartupEnv | None = None,
+        shared_scans: ScanStore | None = None,
     ) -> None:
         self.memory_base = Path(memory_base)
         self.project_root = Path(project_root)
@@ -167,11 +173,7 @@ class Session:
         self._read_file_state: dict[str, str] = {}
         self.turns: list[TurnRecord] = []
         self.compactions = 0
-        # Scans shared by sessions looking at files that do not change (every session and
-        # turn of one materialized scenario, see `harness.World`); None scans afresh every
-        # turn, as the system does.
-        self.scan_memo: dict[tuple[str, bool], tuple[tuple[MemoryHeader, ...],
-                                                     tuple[SkippedFile, ...]]] | None = None
+        self.shared_scans = shared_scans
 
     # ----------------------------------------------------------------- state
     @property
@@ -237,14 +239,14 @@ class Session:
         return twin
 
     def _scan(self, memdir: Path) -> tuple[tuple[MemoryHeader, ...], tuple[SkippedFile, ...]]:
-        """The memdir's headers and what was left out, from `scan_memo` when it has them."""
+        """The memdir's headers and what was left out, from `shared_scans` when it has them."""
         key = (str(memdir), self.compat.follow_symlinks_out_of_memdir)
-        if self.scan_memo is not None and key in self.scan_memo:
-            return self.scan_memo[key]
+        if self.shared_scans is not None and key in self.shared_scans:
+            return self.shared_scans[key]
         skips: list[SkippedFile] = []
         scanned = tuple(scan_dir(memdir, follow_symlinks_out=key[1], skipped=skips))
-        if self.scan_memo is not None:
-            self.scan_memo[key] = (scanned, tuple(skips))
+        if self.shared_scans is not None:
+            self.shared_scans[key] = (scanned, tuple(skips))
         return scanned, tuple(skips)
 
     def compact(self) -> None:
