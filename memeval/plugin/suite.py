@@ -34,6 +34,7 @@ from memeval.run.config import RunConfig
 from memeval.run.evaluate import run_config_record
 from memeval.run.play import Unit, run_unit
 from memeval.scenarios import LoadResult, Scenario, load_many
+from memeval.scoring.catalog import HEADLINE
 from memeval.scoring.metrics import score_results
 from memeval.scoring.summary import clean
 from memeval.selectors import resolve_selector
@@ -198,10 +199,9 @@ class ItemResult:
         return None if reason in (None, "selector error") else f"unscored: {reason}"
 
     def scores(self, judge: str = GOLD) -> dict[str, Any]:
-        """precision, recall, f1, exact_match, false_alarm, outcome under `judge`."""
+        """The headline metrics (catalog) and the outcome under `judge`."""
         row = self.scored.get(judge) or {}
-        return {name: row.get(name) for name in (
-            "precision", "recall", "f1", "exact_match", "false_alarm", "outcome")} if row else {}
+        return {name: row.get(name) for name in (*HEADLINE, "outcome")} if row else {}
 
     def failure(self, judge: str = GOLD) -> str | None:
         """Why the item fails: broken invariants, errors, or a turn that could not be

@@ -12,6 +12,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from memeval.scoring.catalog import Metric
+
 # Colour-blind-safe palette (Okabe–Ito), one colour per selector in summary order.
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9",
                             "#D55E00", "#F0E442", "#000000")
@@ -223,9 +225,14 @@ def confusion(entry: Mapping[str, Any]) -> Markup:
                 "judge versus gold verdicts")
 
 
-def delta_forest(rows: Sequence[Mapping[str, Any]], metric: str) -> Markup:
-    """Forest plot: per category, B − A of `metric` with its paired CI around zero."""
-    items = [(str(r["category"]), r[metric]) for r in rows if r.get(metric)]
+def delta_forest(rows: Sequence[Mapping[str, Any]], metric: Metric) -> Markup:
+    """Forest plot: per category, B − A of `metric` with its paired CI around zero.
+
+    The side labelled "B better" is the metric's declared good side: the right for
+    higher-is-better metrics, the left for lower-is-better ones; colours follow the
+    compare record's verdict, which reads the same declaration.
+    """
+    items = [(str(r["category"]), r[metric.name]) for r in rows if r.get(metric.name)]
     if not items:
         return Markup('<p class="muted">no paired turns</p>')
     spans = [abs(_n(c.get(k)) or 0) for _, c in items for k in ("ci_low", "ci_high", "mean_diff")]
@@ -233,9 +240,11 @@ def delta_forest(rows: Sequence[Mapping[str, Any]], metric: str) -> Markup:
     left, width, row_h = 130, 320, 20
     height = 28 + row_h * len(items)
     zero = left + width / 2
+    upper_side, lower_side = ("B", "A") if metric.direction == "higher" else ("A", "B")
     body = [f'<line x1="{zero}" x2="{zero}" y1="14" y2="{height - 12}" stroke="#888"/>',
-            _text(left, 10, f"−{reach:.2f} (A better)", extra='fill="#666"'),
-            _text(left + width, 10, f"+{reach:.2f} (B better)", "end", 'fill="#666"')]
+            _text(left, 10, f"−{reach:.2f} ({lower_side} better)", extra='fill="#666"'),
+            _text(left + width, 10, f"+{reach:.2f} ({upper_side} better)", "end",
+                  'fill="#666"')]
     for index, (category, c) in enumerate(items):
         y = 24 + index * row_h
         body.append(_text(left - 6, y + 4, category, "end"))
@@ -251,4 +260,4 @@ def delta_forest(rows: Sequence[Mapping[str, Any]], metric: str) -> Markup:
         tip = f"{category}: {mean:+.3f} (n={c.get('n_pairs')}, {c.get('significance')})"
         body.append(f'<circle cx="{zero + mean / reach * width / 2:.1f}" cy="{y}" r="4" '
                     f'fill="{fill}"><title>{escape(tip)}</title></circle>')
-    return _svg(left + width + 20, height, body, f"change in {metric} per category")
+    return _svg(left + width + 20, height, body, f"change in {metric.label} per category")

@@ -13,9 +13,11 @@ from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
 from memeval.report._turns import OUTCOME_TAGS, TurnViews, score_index
+from memeval.scoring.catalog import CATALOG, Metric
 
-SUMMARY_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm",
-                                    "false_positives", "surfaced_bytes")
+# The run page's table: the headline metrics, then what a turn costs (counts).
+SUMMARY_METRICS: tuple[Metric, ...] = tuple(m for m in CATALOG if m.per_turn and
+                                            (m.headline or m.kind == "count"))
 
 
 def turn_payload(results: Iterable[TurnResult] | TurnViews,

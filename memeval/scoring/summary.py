@@ -22,6 +22,7 @@ import pandas as pd
 
 from memeval.log.row import TurnResult
 from memeval.scoring.agreement import agreement
+from memeval.scoring.catalog import BY_NAME, HEADLINE
 from memeval.scoring.metrics import (
     TURN_COLUMNS,
     aggregate,
@@ -32,7 +33,6 @@ from memeval.scoring.metrics import (
 )
 from memeval.usage import Usage
 
-HEADLINE_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm")
 FEW_TURNS = 30  # a figure resting on fewer turns is flagged: its interval is wide
 PER_TURN_COLUMNS: tuple[str, ...] = tuple(
     c for c in TURN_COLUMNS
@@ -322,10 +322,13 @@ def _cell(row: Mapping[str, Any], metric: str) -> str:
 
 
 def headline_table(overall: Sequence[Mapping[str, Any]]) -> str:
-    """A plain-text table of the headline metrics, each with its 95 % CI and n."""
-    header = ["selector", "judge", "scored", *HEADLINE_METRICS, "errors sel/judge"]
+    """A plain-text table of the headline metrics, each with its 95 % CI and n; the
+    arrow beside a name says which way is better."""
+    shown = [BY_NAME[m] for m in HEADLINE]
+    header = ["selector", "judge", "scored", *(f"{m.label} {m.arrow}" for m in shown),
+              "errors sel/judge"]
     lines = [[str(r["selector"]), str(r["judge"]), f"{r['n_scored']}/{r['n_turns']}",
-              *(_cell(r, m) for m in HEADLINE_METRICS),
+              *(_cell(r, m.name) for m in shown),
               f"{r['selector_error_rate']:.0%}/{r['judge_error_rate']:.0%}"]
              for r in overall]
     widths = [max(len(x) for x in col) for col in zip(header, *lines, strict=True)]
