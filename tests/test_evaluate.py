@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from memeval.errors import MemevalError
-from memeval.log.folder import (
+from memeval.log import (
     CONFIG_FILE,
     INCOMPLETE_MARKER,
     RESULTS_FILE,
@@ -325,7 +325,7 @@ def test_the_heap_before_a_run_is_frozen_while_it_runs_and_given_back(
 
 def _finished_files(run_dir):
     """summary.json and the page's turn data of a run folder, less the summary's time."""
-    from memeval.log.folder import REPORT_FILE
+    from memeval.log import REPORT_FILE
     from memeval.report._html import unpack_json
     from tests.test_report_run import DATA_BLOCK
 

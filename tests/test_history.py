@@ -138,7 +138,7 @@ SELECTORS.register(REMEMBERER, Rememberer)
 
 
 def _played(units, config) -> list[str]:
-    from memeval.log.row import PayloadStore
+    from memeval.log import PayloadStore
     from memeval.run.play import run_coroutine
     from memeval.run.runner import run_units
 

@@ -13,8 +13,7 @@ from click.testing import CliRunner
 from memeval.cli import cli
 from memeval.errors import MemevalError
 from memeval.judges.base import MemoryVerdict
-from memeval.log.folder import ResultsWriter
-from memeval.log.row import TurnResult
+from memeval.log import ResultsWriter, TurnResult
 from memeval.report import render_compare
 from memeval.run.evaluate import finish_run
 from memeval.scoring.compare import compare_runs, pair_selectors

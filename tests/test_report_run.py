@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from memeval.log.folder import read_results
+from memeval.log import read_results
 from memeval.report import render_run
 from memeval.report._html import CSP, script_json, unpack_json, visible_bidi
 from memeval.report._run import turn_payload
@@ -256,7 +256,7 @@ def test_phase1_and_model_door_facts_from_the_summary(hostile_run: Path) -> None
 def test_repeats_show_pass_hat_k_and_each_repeat_is_a_turn(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from memeval.log.folder import ResultsWriter
+    from memeval.log import ResultsWriter
     from memeval.scoring.summary import summarize
 
     rows = synthetic_rows(turns=4, selectors=("bm25",))
@@ -275,7 +275,7 @@ def test_bidi_controls_in_names_are_shown_not_obeyed(tmp_path: Path) -> None:
     """A selector or scenario name with U+202E must not visually reorder the page."""
     from dataclasses import replace
 
-    from memeval.log.folder import ResultsWriter
+    from memeval.log import ResultsWriter
     from memeval.scoring.summary import summarize
 
     spoof = "safe\u202egnp.exe"
@@ -337,7 +337,7 @@ def test_finishing_a_run_reads_its_rows_once_and_writes_what_two_reads_would(
     the rows: the summary and page must equal a summary of a fresh read and a report
     rendered from the folder on its own."""
     import memeval.run.evaluate as evaluate_module
-    from memeval.log.folder import iter_results
+    from memeval.log import iter_results
     from memeval.run.evaluate import finish_run
     from memeval.scoring.summary import summarize
 

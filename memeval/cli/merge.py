@@ -29,7 +29,7 @@ def command(out: Path, runs: tuple[Path, ...]) -> None:
     once and hold disjoint sessions; then writes results, summary and report as if
     one machine had run it all.
     """
-    from memeval.log.folder import INCOMPLETE_MARKER
+    from memeval.log import INCOMPLETE_MARKER
     from memeval.run.evaluate import finish_run
     from memeval.run.shards import merge_runs
 

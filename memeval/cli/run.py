@@ -132,7 +132,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     load; 130 stopped by Ctrl-C or SIGTERM (finished units kept; the message names
     the resume command).
     """
-    from memeval.log.folder import RunFolderBusy
+    from memeval.log import RunFolderBusy
     from memeval.run.config import LLMOptions, RunConfig
     from memeval.run.evaluate import evaluate, timestamped_run_dir
 

@@ -16,18 +16,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from memeval.jsonenc import json_safe
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
 from memeval.labels import GOLD, PROJECT_SCOPE
-from memeval.log.folder import (
+from memeval.log import (
     CONFIG_FILE,
     REPORT_FILE,
     RESULTS_FILE,
     SUMMARY_FILE,
     ResultsWriter,
+    TurnResult,
     write_json,
 )
-from memeval.log.row import TurnResult
 from memeval.memdir import ENTRYPOINT_NAME as INDEX_NAME
 from memeval.memdir import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
 from memeval.run.config import RunConfig
@@ -35,7 +36,6 @@ from memeval.run.evaluate import run_config_record
 from memeval.run.play import Unit, run_unit
 from memeval.scenarios import LoadResult, Scenario, load_many
 from memeval.scoring.metrics import score_results
-from memeval.scoring.summary import clean
 from memeval.selectors import resolve_selector
 from memeval.session import MAX_SURFACED_PER_TURN, Compat
 
@@ -160,7 +160,7 @@ class UnitOutcome:
         """Score the unit once (`memeval.scoring.metrics`); items only read the scores."""
         frame = score_results(rows)
         scores = {(str(r["turn_id"]), str(r["judge"])): r
-                  for r in clean(frame.to_dict(orient="records"))}
+                  for r in json_safe(frame.to_dict(orient="records"))}
         return cls(scenario, selector, rows, problems, scores)
 
     def turn_row(self, turn_id: str) -> TurnResult | None:

@@ -16,8 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from memeval.errors import MemevalError
-from memeval.log.folder import CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, count_rows, iter_results
-from memeval.log.row import TurnResult
+from memeval.log import (
+    CONFIG_FILE,
+    RESULTS_FILE,
+    SUMMARY_FILE,
+    TurnResult,
+    count_rows,
+    iter_results,
+)
 
 INVARIANTS_FILE = "invariants.json"
 

@@ -7,8 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memeval.log.folder import INCOMPLETE_MARKER, REPORT_FILE, atomic_write_text
-from memeval.log.row import TurnResult
+from memeval.log import INCOMPLETE_MARKER, REPORT_FILE, TurnResult, atomic_write_text
 from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run

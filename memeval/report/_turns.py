@@ -12,13 +12,13 @@ Everything here is data; the page renders it with `textContent` only.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memeval.jsonenc import finite
 from memeval.judges.base import Judgement
 from memeval.labels import memory_key
-from memeval.log.row import TurnResult, relative_header
+from memeval.log import TurnResult, relative_header
 from memeval.session import render_system_reminder
 
 # Filter tags of a turn, in the order the outcome menu lists them.
@@ -67,10 +67,8 @@ class ListTable:
 
 
 def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    number = float(value)
-    return None if math.isnan(number) else round(number, 4)
+    number = finite(value)
+    return None if number is None else round(number, 4)
 
 
 def outcome_tags(score: Mapping[str, Any], result: TurnResult) -> list[str]:
@@ -216,10 +214,8 @@ def _judge_view(evidence: Mapping[str, Any], score: Mapping[str, Any], discarded
 def _cost(value: Any) -> float | None:
     """A turn's cost in USD; None when it is unknown (it was not a finite number, and
     was stored as null)."""
-    if value is None:
-        return None
-    cost = float(value or 0)
-    return round(cost, 6) if math.isfinite(cost) else None
+    cost = finite(value)
+    return None if cost is None else round(cost, 6)
 
 
 def _usage(usage: Any) -> dict[str, Any]:

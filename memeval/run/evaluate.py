@@ -32,15 +32,15 @@ from memeval import __version__
 from memeval.errors import MemevalError
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
-from memeval.log.folder import (
+from memeval.log import (
     CONFIG_FILE,
     RESULTS_FILE,
     SUMMARY_FILE,
     ResultsWriter,
+    TurnResult,
     iter_results,
     write_json,
 )
-from memeval.log.row import TurnResult
 from memeval.run.config import RunConfig
 from memeval.run.interrupt import RunInterrupted, stop_on_signals
 from memeval.run.play import Unit, carries_state, run_coroutine

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 from memeval.judges.base import Judge, Judgement, JudgeRequest, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
-from memeval.log.row import TurnResult
+from memeval.log import TurnResult
 from memeval.memdir.text import utf8_len
 from memeval.run.config import CompatName, RunConfig
 from memeval.run.interrupt import StopRequested

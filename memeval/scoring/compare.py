@@ -20,10 +20,10 @@ from typing import Any
 import pandas as pd
 
 from memeval.errors import MemevalError
-from memeval.log.folder import SUMMARY_FILE
+from memeval.jsonenc import json_safe
+from memeval.log import SUMMARY_FILE
 from memeval.scoring.metrics import paired_compare
 from memeval.scoring.stats import holm
-from memeval.scoring.summary import clean
 
 COMPARE_METRICS: tuple[str, ...] = ("f1", "precision", "recall", "exact_match", "false_alarm")
 HEADLINE = "f1"
@@ -197,7 +197,7 @@ def compare_tables(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *,
         out_pairs.append({"selector_a": sel_a, "selector_b": sel_b,
                           "overall": {m: comparison(fa, fb, m) for m in COMPARE_METRICS},
                           "by_category": by_category, **changes(fa, fb)})
-    return clean({"judge": judge, "metric": HEADLINE, "pairs": out_pairs,
+    return json_safe({"judge": judge, "metric": HEADLINE, "pairs": out_pairs,
                   "warnings": [f"{p['selector_b']}: {p['overall'][HEADLINE]['warning']}"
                                for p in out_pairs if p["overall"][HEADLINE]["power_warning"]]})
 

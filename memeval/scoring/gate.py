@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
+from memeval.jsonenc import finite, json_safe
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -119,9 +120,7 @@ class GateResult:
                           "every check was skipped: nothing was tested"),)
 
     def to_dict(self) -> dict[str, Any]:
-        from memeval.scoring.summary import clean
-
-        return {"passed": self.passed, "checks": [clean(asdict(c)) for c in self.checks]}
+        return {"passed": self.passed, "checks": [json_safe(asdict(c)) for c in self.checks]}
 
     def table(self) -> str:
         """A plain-text table of every check, failures marked, for terminals and CI logs."""
@@ -149,14 +148,6 @@ class GateResult:
         for c in self.failures:
             lines.append(f"\n- **FAIL**: {c.message()}")
         return "\n".join(lines) + "\n"
-
-
-def _finite(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 # -- inputs -----------------------------------------------------------------------------
@@ -288,7 +279,7 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
                                         baseline_selector=partner))
             a, b = _scored(a), _scored(b)
             result = paired_compare(a, b, primary)
-            low = _finite(result.ci_low)
+            low = finite(result.ci_low)
             detail = (f"{result.n_pairs} paired turns in {result.n_clusters} scenarios, "
                       f"candidate {result.mean_a:.3f} vs baseline {result.mean_b:.3f}")
             if result.n_pairs < MIN_PAIRS or low is None:
@@ -298,7 +289,7 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
                     f"the margin on {primary}; add turns or scenarios",
                     baseline_selector=partner))
             else:
-                high = _finite(result.ci_high)
+                high = finite(result.ci_high)
                 half = (low if high is None else high) - result.mean_diff
                 if half > margin:
                     detail += (f"; the margin {margin:.3f} is below what these turns resolve "
@@ -311,7 +302,7 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
                 status: Status = "skipped" if math.isnan(p) else \
                     ("pass" if adjusted <= ALPHA else "fail")
                 checks.append(GateCheck(
-                    "non-inferiority", metric, selector, judge, _finite(adjusted), ALPHA, status,
+                    "non-inferiority", metric, selector, judge, finite(adjusted), ALPHA, status,
                     f"Holm-adjusted one-sided p of a drop beyond {margin:.3f} "
                     f"(raw {p:.3g}, {len(secondary)} secondary metrics)",
                     baseline_selector=partner))

@@ -50,7 +50,7 @@ from memeval.scoring.stats import (
 )
 
 if TYPE_CHECKING:
-    from memeval.log.row import TurnResult
+    from memeval.log import TurnResult
 
 CAP = MAX_SURFACED_PER_TURN  # caps the recall denominator: five relevant fill a turn
 POWER = 0.8

@@ -15,8 +15,7 @@ from typing import Any
 
 from memeval.judges.base import Judgement, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key
-from memeval.log.folder import CONFIG_FILE, SUMMARY_FILE, ResultsWriter, write_json
-from memeval.log.row import TurnResult
+from memeval.log import CONFIG_FILE, SUMMARY_FILE, ResultsWriter, TurnResult, write_json
 from memeval.usage import Usage
 
 CATEGORIES = ("direct", "paraphrase", "keyword-trap", "stale", "none", "multi")

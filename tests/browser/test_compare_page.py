@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.log.folder import ResultsWriter, read_results
+from memeval.log import ResultsWriter, read_results
 from memeval.report import render_compare
 from memeval.run.evaluate import finish_run
 from memeval.scoring.compare import COMPARE_METRICS

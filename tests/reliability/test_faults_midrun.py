@@ -24,7 +24,7 @@ import pytest
 import memeval.llm
 from memeval.llm import LLMClient, set_default_client
 from memeval.llm.request import canonical_json
-from memeval.log.folder import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
+from memeval.log import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import evaluate
 from memeval.testing import FakeMessagesServer, Fault

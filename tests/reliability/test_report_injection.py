@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memeval.log.folder import REPORT_FILE
+from memeval.log import REPORT_FILE
 from memeval.report._html import unpack_json
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import evaluate
