@@ -132,8 +132,8 @@ def test_rows_carry_the_record_the_model_saw(tmp_path, scenario_path):
     assert row.selected == ("testing.md",)
     assert [(v.key, v.verdict) for v in row.judgements["gold"].verdicts] == [
         ("testing.md", "relevant")]
-    surfaced = row.record["surfaced"][0]
-    reminder = render_system_reminder(surfaced["header"], surfaced["content"])
+    surfaced = row.record.surfaced[0]
+    reminder = render_system_reminder(surfaced.header, surfaced.content)
     assert reminder.startswith("<system-reminder>\nThis memory is 3 days old. ")
     assert "real postgres database" in reminder
     assert row.surfaced_bytes > 0
@@ -270,57 +270,6 @@ def test_gold_without_candidate_grading_still_reports_recall(tmp_path, scenario_
     assert row["judge"] == "gold?candidates=0"
     assert row["recall"] == 1.0 and row["recall_n"] == 2
     assert outcome.summary["primary_judge"] == "gold?candidates=0"
-
-
-def test_the_cycle_collector_is_paused_only_while_rows_are_read_back() -> None:
-    import gc
-
-    from memeval.run.evaluate import collector_paused
-
-    assert gc.isenabled()
-    with collector_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with collector_paused():
-            pass
-        assert not gc.isenabled()  # a caller's own choice is kept
-    finally:
-        gc.enable()
-    with pytest.raises(ValueError), collector_paused():
-        raise ValueError
-    assert gc.isenabled()
-
-
-def test_the_heap_before_a_run_is_frozen_while_it_runs_and_given_back(
-        tmp_path, scenario_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gc
-
-    import memeval.run.evaluate as evaluate_module
-
-    seen: list[int] = []
-    real = evaluate_module.finish_run
-
-    def spy(*args, **kwargs):
-        seen.append(gc.get_freeze_count())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(evaluate_module, "finish_run", spy)
-    before = gc.get_freeze_count()
-    evaluate(_config(scenario_path), tmp_path / "run", progress=False)
-    assert seen and seen[0] > before  # what existed before the run is out of the collector's way
-    assert gc.get_freeze_count() == 0  # and back in it afterwards
-    with pytest.raises(MemevalError):  # a run that fails gives it back too
-        evaluate(_config(tmp_path / "none.yaml"), tmp_path / "failed", progress=False)
-    assert gc.get_freeze_count() == 0
-    gc.freeze()  # a process that freezes its own heap keeps it frozen
-    try:
-        frozen = gc.get_freeze_count()
-        evaluate(_config(scenario_path), tmp_path / "run2", progress=False)
-        assert gc.get_freeze_count() > frozen // 2  # not unfrozen (freed ones leave it)
-    finally:
-        gc.unfreeze()
 
 
 def _finished_files(run_dir):

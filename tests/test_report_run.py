@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def test_reminders_are_exactly_what_the_model_received(hostile_run: Path) -> Non
         view = by_key[(row.scenario, row.turn_id, row.selector)]
         shown = [m for m in view["shown"] if not m["disc"]]
         assert [payload["strings"][m["rem"]] for m in shown] == [
-            render_system_reminder(m["header"], m["content"]) for m in row.record["surfaced"]]
+            render_system_reminder(m.header, m.content) for m in row.record.surfaced]
 
 
 def test_manifest_entries_pair_lines_with_keys(hostile_run: Path) -> None:
@@ -150,12 +151,15 @@ def test_manifest_entries_pair_lines_with_keys(hostile_run: Path) -> None:
         line_ref, key = payload["entries"][ref].split(" ", 1)
         lines.append(payload["strings"][int(line_ref)])
         assert key in row.candidates
-    assert "\n".join(lines) == row.record["dirs"][0]["manifest"]
+    assert "\n".join(lines) == row.record.dirs[0].manifest
 
 
 def test_unpaired_manifest_keeps_its_text(tmp_path: Path) -> None:
     rows = synthetic_rows(turns=1, selectors=("bm25",))
-    rows[0].record["dirs"][0]["manifest"] += "\n a description that ran on"
+    record = rows[0].record
+    ran_on = replace(record.dirs[0],
+                     manifest=record.dirs[0].manifest + "\n a description that ran on")
+    rows[0] = replace(rows[0], record=replace(record, dirs=(ran_on, *record.dirs[1:])))
     view = turn_payload(rows, {})["turns"][0]
     assert view["dirs"][0]["m"] is None
     assert len(view["dirs"][0]["lines"]) == len(rows[0].candidates) + 1

@@ -9,8 +9,10 @@ import pytest
 from memeval.log import (
     INCOMPLETE_MARKER,
     RESULTS_FILE,
+    RecordedTurn,
     ResultsWriter,
     RunFolderBusy,
+    SearchedDir,
     TurnResult,
     read_results,
 )
@@ -104,16 +106,16 @@ def test_repeated_manifests_and_headers_are_stored_once_and_read_back_whole(tmp_
     back = read_results(tmp_path)
     assert [r.key for r in back] == [r.key for r in rows]
     for before, after in zip(rows, back, strict=True):
-        assert after.record["dirs"][0]["manifest"] == before.record["dirs"][0]["manifest"]
+        assert after.record.dirs[0].manifest == before.record.dirs[0].manifest
         assert after.candidates == before.candidates
         assert after.judgements == before.judgements
     # Twelve rows share one memdir: each header and manifest line is stored once.
     payloads = _stored(tmp_path / "payloads.jsonl")
     assert len(payloads) == len({p["h"] for p in payloads})
     values = [json.dumps(p["v"], sort_keys=True) for p in payloads]
-    for line in set(rows[0].record["dirs"][0]["manifest"].split("\n")):
+    for line in set(rows[0].record.dirs[0].manifest.split("\n")):
         assert values.count(json.dumps(line)) == 1
-    for header in rows[0].record["dirs"][0]["candidates"]:
+    for header in rows[0].record.dirs[0].candidates:
         stored = {k: v for k, v in header.items() if k != "file_path"}
         assert values.count(json.dumps(stored, sort_keys=True)) == 1
     # Paths are stored relative to the session's temporary root.
@@ -133,7 +135,7 @@ def test_a_memory_surfaced_by_many_rows_is_stored_once(tmp_path):
 
     rows = synthetic_rows(turns=8, selectors=("bm25", "recency", "oracle"))
     write_rows(tmp_path, rows)
-    contents = [m["content"] for r in rows for m in r.record.get("surfaced") or ()]
+    contents = [m.content for r in rows for m in r.record.surfaced]
     repeated = [c for c in set(contents) if contents.count(c) > 1]
     assert repeated, "the synthetic run must surface some memory more than once"
     results = (tmp_path / RESULTS_FILE).read_text(encoding="utf-8")
@@ -147,8 +149,8 @@ def test_a_memory_surfaced_by_many_rows_is_stored_once(tmp_path):
     back = read_results(tmp_path)
     assert [r.judgements for r in back] == [r.judgements for r in rows]
     assert [r.selected for r in back] == [r.selected for r in rows]
-    assert [[m["content"] for m in r.record["surfaced"]] for r in back] == [
-        [m["content"] for m in r.record.get("surfaced") or ()] for r in rows]
+    assert [[m.content for m in r.record.surfaced] for r in back] == [
+        [m.content for m in r.record.surfaced] for r in rows]
 
 
 def test_results_of_format_v2_are_refused_with_one_line_naming_the_fix(tmp_path):
@@ -282,7 +284,7 @@ def test_a_torn_payload_line_is_cut_before_new_payloads_are_appended(tmp_path):
         return [TurnResult(scenario=scenario, scenario_path="", turn_id="t0", turn_index=0,
                            selector="bm25", repeat=0, category="direct", why="", query="q",
                            relevant=(), acceptable=(), selected=(),
-                           record={"dirs": [{"scope": "project", "manifest": manifest}]})]
+                           record=RecordedTurn(dirs=(SearchedDir("project", manifest=manifest),)))]
 
     with ResultsWriter(tmp_path) as writer:
         writer.append_unit(row("a", "- x.md: one"))
@@ -291,7 +293,7 @@ def test_a_torn_payload_line_is_cut_before_new_payloads_are_appended(tmp_path):
     with ResultsWriter(tmp_path) as writer:
         writer.append_unit(row("b", "- y.md: two"))
     assert payloads.read_bytes().endswith(b"\n")
-    assert [r.record["dirs"][0]["manifest"] for r in read_results(tmp_path)] == [
+    assert [r.record.dirs[0].manifest for r in read_results(tmp_path)] == [
         "- x.md: one", "- y.md: two"]
 
 

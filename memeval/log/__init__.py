@@ -33,6 +33,7 @@ from memeval.log._reader import (
     read_summary,
 )
 from memeval.log._row import SCHEMA_VERSION, SchemaMismatch, TurnResult
+from memeval.log._turn import RecordedTurn, SearchedDir, StoredMemory
 from memeval.log._writer import (
     ResultsWriter,
     RunFolderBusy,
@@ -43,9 +44,10 @@ from memeval.log._writer import (
 
 __all__ = [
     "CONFIG_FILE", "INCOMPLETE_MARKER", "PAYLOADS_FILE", "REPORT_FILE", "RESULTS_FILE",
-    "SCHEMA_VERSION", "SUMMARY_FILE", "PayloadFile", "PayloadStore", "Resolver",
-    "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError", "SchemaMismatch",
-    "TurnKey", "TurnResult", "UnitKey", "UnitReader", "atomic_write_bytes",
-    "atomic_write_text", "count_rows", "iter_results", "payload_hash", "read_config",
-    "read_per_turn", "read_results", "read_summary", "relative_header", "write_json",
+    "SCHEMA_VERSION", "SUMMARY_FILE", "PayloadFile", "PayloadStore", "RecordedTurn",
+    "Resolver", "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError",
+    "SchemaMismatch", "SearchedDir", "StoredMemory", "TurnKey", "TurnResult", "UnitKey",
+    "UnitReader", "atomic_write_bytes", "atomic_write_text", "count_rows", "iter_results",
+    "payload_hash", "read_config", "read_per_turn", "read_results", "read_summary",
+    "relative_header", "write_json",
 ]

@@ -23,7 +23,6 @@ from memeval.judges.base import Judgement, MemoryVerdict
 REF = "$"  # a payload reference: {"$": "<hash>"}
 REFS = "$*"  # a stored list of references: {"$*": "<hash><hash>..."}
 HASH_LEN = 16  # hex digits of a payload address
-_DERIVED = ("attachment", "system_reminders")  # rebuilt from `surfaced` when needed
 _MEMORY_LISTS = ("surfaced", "discarded", "picked", "dropped")  # stored by reference
 _INLINE = 256  # a text (a selector's raw output) longer than this is stored by reference
 # Lists of a searched memdir kept by reference (a selector's answer, what was valid).
@@ -152,7 +151,7 @@ def _relative_item(item: Mapping[str, Any], root: str) -> dict[str, Any]:
 
 def compact_record(record: Mapping[str, Any], root: str, store: PayloadStore) -> dict[str, Any]:
     """The stored form of a `TurnRecord` dict (see the module docstring)."""
-    out = {k: v for k, v in record.items() if k not in _DERIVED}
+    out = dict(record)
     dirs = []
     for d in record.get("dirs") or ():
         candidates = store.refs(d.get("candidates") or (), _candidate_item)

@@ -15,7 +15,6 @@ from typing import Any
 
 from memeval.errors import MemevalError
 from memeval.judges.base import Judgement
-from memeval.labels import memory_key
 from memeval.log._payloads import (
     PayloadStore,
     Resolver,
@@ -25,6 +24,7 @@ from memeval.log._payloads import (
     expand_judgement,
     expand_record,
 )
+from memeval.log._turn import RecordedTurn
 from memeval.usage import Usage
 
 # v3 stores every large repeated value by reference. Earlier formats are refused with
@@ -57,7 +57,7 @@ class TurnResult:
         errors: every problem of the turn that is not a judge's (selector, reads).
         startup_reachable: relevant project memory -> its index line survives startup.
         judgements: judge spec -> its grading of the turn.
-        record: the session's `TurnRecord.to_dict()`.
+        record: what the session did in the turn (`RecordedTurn`).
         history: `gold` (played from the state the labels imply) or `own` (the
             selector's own session end to end).
         in_context: memory keys already in the transcript when the turn began.
@@ -85,7 +85,7 @@ class TurnResult:
     errors: tuple[str, ...] = ()
     startup_reachable: Mapping[str, bool] = field(default_factory=dict)
     judgements: Mapping[str, Judgement] = field(default_factory=dict)
-    record: Mapping[str, Any] = field(default_factory=dict)
+    record: RecordedTurn = field(default_factory=RecordedTurn)
     tags: tuple[str, ...] = ()
     answer: str | None = None
     history: str = "own"
@@ -118,13 +118,12 @@ class TurnResult:
     @property
     def candidates(self) -> tuple[str, ...]:
         """Memory keys of every candidate shown to the selector, in manifest order."""
-        return tuple(memory_key(d["scope"], c["filename"]) for d in self.record.get("dirs") or ()
-                     for c in d.get("candidates") or ())
+        return tuple(key for d in self.record.dirs for key in d.candidate_keys)
 
     def to_dict(self, payloads: PayloadStore | None = None) -> dict[str, Any]:
         """JSON-ready; with `payloads`, the record is compacted into it."""
-        record = dict(self.record) if payloads is None else compact_record(
-            self.record, self.root, payloads)
+        record = self.record.to_dict() if payloads is None else compact_record(
+            self.record.to_dict(), self.root, payloads)
         return {
             "v": SCHEMA_VERSION,
             "scenario": self.scenario, "scenario_path": self.scenario_path,
@@ -182,7 +181,8 @@ class TurnResult:
             errors=tuple(data.get("errors") or ()),
             startup_reachable=dict(data.get("startup_reachable") or {}),
             judgements={j.judge: j for j in judgements},
-            record=expand_record(data.get("record") or {}, resolver, searches=searches),
+            record=RecordedTurn.from_dict(
+                expand_record(data.get("record") or {}, resolver, searches=searches)),
             root=str(data.get("root") or ""),
         )
 

@@ -13,14 +13,12 @@ evaluates a written turn twice.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 import os
 import platform
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -146,9 +144,8 @@ class RowDigest:
     def of_folder(cls, run_dir: Path) -> RowDigest:
         """Every row of a run folder, in file order."""
         digest = cls()
-        with collector_paused():
-            for result in iter_results(run_dir):
-                digest.add(result)
+        for result in iter_results(run_dir):
+            digest.add(result)
         return digest
 
 
@@ -174,14 +171,6 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         retry_errors: run again the finished sessions that had a selector or judge
             error (the rest of the folder is kept).
     """
-    with heap_frozen():
-        return _evaluate(config, run_dir, progress=progress, finish=finish, shard=shard,
-                         retry_errors=retry_errors)
-
-
-def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
-              finish: Summarizer | None, shard: Shard | None,
-              retry_errors: bool) -> RunOutcome:
     loaded = load_many(config.scenarios)
     scenario_errors = tuple(str(error) for error in loaded.errors)
     if not loaded.scenarios:
@@ -326,39 +315,6 @@ def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
     write_json(run_dir / SUMMARY_FILE, summary)
     render_run(run_dir, flag_incomplete=flag_incomplete, views=digest.views)
     return summary
-
-
-@contextmanager
-def heap_frozen() -> Iterator[None]:
-    """What the process held before the run (imported libraries, whatever the caller
-    keeps) out of the cycle collector's sight while the run lasts: a full collection
-    otherwise rescans every object of pandas, numpy and the model SDKs (tens of
-    milliseconds, a few times a run) for garbage that is not there. Given back after;
-    a process that froze its heap itself is left as it is. The freeze is the
-    process's: runs in several threads at once share one, the first to end thaws it
-    (their results are the same either way, only the collector's work differs)."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cycle collector off for a block that builds a large table and frees
-    rows by reference count alone: every collection would rescan the growing table for
-    cycles it does not have (a third of reading the rows back)."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 RUN_FACTS = ("llm", "unit_errors")  # summary keys that come from the run, not the rows

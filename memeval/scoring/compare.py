@@ -211,10 +211,5 @@ def compare_runs(run_a: Path, run_b: Path, *,
     return {"run_a": str(run_a), "run_b": str(run_b), **data}
 
 
-def as_float(value: Any) -> float:
-    """A JSON number or null as a float (null → NaN), for views of a compare record."""
-    return math.nan if value is None else float(value)
-
-
 __all__ = ["COMPARE_METRICS", "HEADLINE", "RunInputError", "compare_runs", "compare_tables",
            "load_summary", "pair_selectors", "parse_pairs", "per_turn_table"]

@@ -313,8 +313,7 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         "judge_error": judgement.error, "unscored": unscored,
         "skipped": result.skipped, "discarded": result.discarded,
         "answer_surfaced": math.nan if result.answer is None else float(answer_surfaced(
-            result.answer, (m.get("content", "") for m in (
-                result.record.get("surfaced") or result.record.get("discarded") or ())))),
+            result.answer, (m.content for m in result.record.delivered))),
     }
 
 
