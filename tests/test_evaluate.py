@@ -311,6 +311,7 @@ def test_a_run_finishes_as_a_rebuild_of_its_folder_would(tmp_path, history):
     import shutil
     from pathlib import Path
 
+    from memeval.report import RunPage
     from memeval.run.evaluate import rebuild_run
     from memeval.selectors import SELECTORS
 
@@ -323,13 +324,13 @@ def test_a_run_finishes_as_a_rebuild_of_its_folder_would(tmp_path, history):
                        judges=("gold", "gold?candidates=false"), history=history,
                        concurrency=3)
     run_dir = tmp_path / "run"
-    evaluate(config, run_dir, progress=False)
+    evaluate(config, run_dir, progress=False, page=RunPage())
     written = _finished_files(run_dir)
     assert any(v["shown"] for v in written[1]["turns"])  # memories reached the page
     junk = [v for v in written[1]["turns"] if v["sel"] == "junk-answers"]
     assert any(v["errs"] for v in junk) and any(v["shown"] for v in junk)
     assert str(tmp_path) not in written[2]  # no temporary root on the page
-    rebuild_run(run_dir)
+    rebuild_run(run_dir, RunPage())
     assert _finished_files(run_dir) == written
 
     # resumed: the rows kept from before are read, the new ones met as written
@@ -337,8 +338,28 @@ def test_a_run_finishes_as_a_rebuild_of_its_folder_would(tmp_path, history):
     resumed = tmp_path / "resumed"
     shutil.copytree(run_dir, resumed)
     (resumed / RESULTS_FILE).write_bytes(b"".join(lines[:len(lines) // 2]))
-    outcome = evaluate(config, resumed, progress=False)
+    outcome = evaluate(config, resumed, progress=False, page=RunPage())
     assert outcome.units_resumed and outcome.units_run
     after_resume = _finished_files(resumed)
-    rebuild_run(resumed)
+    rebuild_run(resumed, RunPage())
     assert _finished_files(resumed) == after_resume
+
+
+def test_the_engine_runs_without_importing_the_report(tmp_path, scenario_path):
+    """A run without a page writes the summary only and never loads `memeval.report`:
+    the page is the caller's choice (`page=RunPage()`), so the engine's arrows point
+    down to the log and the scoring, never up to the views."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; "
+            "from memeval.run.config import RunConfig; "
+            "from memeval.run.evaluate import evaluate; "
+            f"evaluate(RunConfig(scenarios=({str(scenario_path)!r},), selectors=('bm25',)), "
+            f"Path({str(tmp_path / 'run')!r}), progress=False); "
+            "print(sorted(m for m in sys.modules if m.startswith('memeval.report')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+    assert (tmp_path / "run" / SUMMARY_FILE).exists()
+    assert not (tmp_path / "run" / "index.html").exists()

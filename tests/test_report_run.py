@@ -13,7 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memeval.log import read_results
-from memeval.report import render_run
+from memeval.report import RunPage, render_run
 from memeval.report._html import CSP, script_json, unpack_json, visible_bidi
 from memeval.report._run import turn_payload
 from memeval.report._turns import outcome_tags
@@ -349,7 +349,7 @@ def test_finishing_a_run_reads_its_rows_once_and_writes_what_two_reads_would(
     real = evaluate_module.iter_results
     monkeypatch.setattr(evaluate_module, "iter_results",
                         lambda *a, **k: reads.append(a) or real(*a, **k))
-    summary = finish_run(hostile_run)
+    summary = finish_run(hostile_run, page=RunPage())
     once = _payload((hostile_run / "index.html").read_text(encoding="utf-8"))
     assert len(reads) == 1
 

@@ -344,12 +344,13 @@ class SuiteStore:
         run_dir.mkdir(parents=True, exist_ok=True)
         for name in (RESULTS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE):
             (run_dir / name).unlink(missing_ok=True)  # a pytest run replaces the last one
+        from memeval.report import RunPage
         from memeval.run.evaluate import RowDigest, finish_run
 
         selectors = sorted({key[1] for key in units})
         # From the rows: an xdist controller never planned the workers' judges itself.
         judges = sorted({j for rows in units.values() for row in rows for j in row.judgements})
-        digest = RowDigest()
+        digest = RowDigest(RunPage())
         with ResultsWriter(run_dir) as writer:
             for rows in units.values():
                 for result in writer.append_unit(rows):
