@@ -32,7 +32,17 @@ from memeval.log._row import READABLE_VERSIONS, SchemaMismatch, TurnResult
 
 
 class RunFolderError(MemevalError):
-    """A run folder, or a file in it, that cannot be read as what it should be."""
+    """A run folder, or a file in it, that cannot be read as what it should be.
+
+    Args:
+        message: what is wrong and the fix, naming the file.
+        path: the file, when one is to blame; `missing` says it is not there at all.
+    """
+
+    def __init__(self, message: str, *, path: Path | None = None, missing: bool = False):
+        super().__init__(message)
+        self.path = path
+        self.missing = missing
 
 
 class RowSink(Protocol):
@@ -152,11 +162,12 @@ def _read_json_object(path: Path, what: str, fix: str) -> dict[str, Any]:
     try:
         data = decode_line(path.read_bytes())
     except FileNotFoundError:
-        raise RunFolderError(f"{path}: not found; {fix}") from None
+        raise RunFolderError(f"{path}: not found; {fix}", path=path, missing=True) from None
     except (OSError, ValueError) as exc:  # ValueError: JSON or UTF-8 that does not parse
-        raise RunFolderError(f"{path}: not readable as JSON ({exc}); {fix}") from exc
+        raise RunFolderError(f"{path}: not readable as JSON ({exc}); {fix}", path=path) \
+            from exc
     if not isinstance(data, dict):
-        raise RunFolderError(f"{path}: expected a JSON object ({what}); {fix}")
+        raise RunFolderError(f"{path}: expected a JSON object ({what}); {fix}", path=path)
     return data
 
 
