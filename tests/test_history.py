@@ -31,7 +31,7 @@ def rows(selector: str, history: str) -> list:
 
 
 def manifests(results: list) -> dict:
-    return {(r.scenario, r.turn_id): tuple(d["manifest"] for d in r.record["dirs"])
+    return {(r.scenario, r.turn_id): tuple(d.manifest for d in r.record.dirs)
             for r in results}
 
 
@@ -88,7 +88,7 @@ def test_a_fork_leaves_the_reference_session_untouched() -> None:
 def test_all_surfaces_what_the_cap_keeps_the_same_as_recency() -> None:
     all_rows, recency = rows("all", "gold"), rows("recency", "gold")
     assert [r.selected for r in all_rows] == [r.selected for r in recency]
-    assert any(len(d["valid"]) > 5 for r in all_rows for d in r.record["dirs"])
+    assert any(len(d.valid) > 5 for r in all_rows for d in r.record.dirs)
 
 
 def test_only_the_oracle_is_handed_the_labels() -> None:
@@ -138,7 +138,7 @@ SELECTORS.register(REMEMBERER, Rememberer)
 
 
 def _played(units, config) -> list[str]:
-    from memeval.log.row import PayloadStore
+    from memeval.log import PayloadStore
     from memeval.run.play import run_coroutine
     from memeval.run.runner import run_units
 

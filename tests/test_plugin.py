@@ -24,7 +24,7 @@ import memeval.run.evaluate
 import memeval.scoring.gate
 import memeval.scoring.summary
 import memeval.testing
-from memeval.log.folder import read_results
+from memeval.log import read_results
 
 pytest_plugins = ["pytester"]
 

@@ -131,7 +131,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     load; 130 stopped by Ctrl-C or SIGTERM (finished units kept; the message names
     the resume command).
     """
-    from memeval.log.folder import RunFolderBusy
+    from memeval.log import RunFolderBusy
     from memeval.run.config import LLMOptions, RunConfig
     from memeval.run.evaluate import evaluate, timestamped_run_dir
 
@@ -153,11 +153,12 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
                          else str(exc)) from None
     run_dir = out or timestamped_run_dir(Path("reports"))
     check_out_dir(run_dir)
+    from memeval.report import RunPage
     from memeval.run.shards import Shard
 
     try:
         share = None if shard is None else Shard.parse(shard)
-        outcome = evaluate(config, run_dir, progress=not quiet, shard=share,
+        outcome = evaluate(config, run_dir, progress=not quiet, page=RunPage(), shard=share,
                            retry_errors=retry_errors)
     except RunInterrupted as exc:
         resume = shlex.join(["memeval", *sys.argv[1:],

@@ -198,7 +198,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def _gate(state: PluginState) -> None:
-    from memeval.log.folder import write_json
+    from memeval.log import write_json
     from memeval.scoring.gate import GATE_FILE, gate_run
 
     settings = state.settings

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 from memeval.judges.base import Judge, Judgement, JudgeRequest, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
-from memeval.log.row import TurnResult
+from memeval.log import RecordedTurn, TurnResult
 from memeval.memdir.text import utf8_len
 from memeval.run.config import CompatName, RunConfig
 from memeval.run.interrupt import StopRequested
@@ -185,7 +185,7 @@ def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
         errors=tuple(record.errors),
         startup_reachable=dict(startup or {}),
         judgements=dict(judgements),
-        record=record.to_dict(),
+        record=RecordedTurn.from_dict(record.to_dict()),
         root=root,
         history=history,
         in_context=in_context,

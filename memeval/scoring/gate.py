@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
+from memeval.jsonenc import finite, json_safe
 from memeval.scoring.catalog import GATED, PRIMARY, metric
 from memeval.scoring.stats import CONFIDENCE, FALSE_FAILURE
 
@@ -152,10 +153,8 @@ class GateResult:
         return list(seen)
 
     def to_dict(self) -> dict[str, Any]:
-        from memeval.scoring.summary import clean
-
         return {"passed": self.passed, "rules": self.rules(),
-                "checks": [clean(asdict(c)) for c in self.checks]}
+                "checks": [json_safe(asdict(c)) for c in self.checks]}
 
     def table(self) -> str:
         """A plain-text table of every check, failures marked, for terminals and CI logs."""
@@ -185,14 +184,6 @@ class GateResult:
         for c in self.failures:
             lines.append(f"\n- **FAIL**: {c.message()}")
         return "\n".join(lines) + "\n"
-
-
-def _finite(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 # -- inputs -----------------------------------------------------------------------------
@@ -350,7 +341,7 @@ def _non_inferiority_check(cand: pd.DataFrame, base: pd.DataFrame, name: str, *,
     margin = margin_for(base, name, half_width=non_inferiority(gain, clusters, 0.0).half_width,
                         **rule)
     found = non_inferiority(gain, clusters, margin.value)
-    low = _finite(found.lower_bound)
+    low = finite(found.lower_bound)
     said = f"{margin.rule}: {margin.why}"
     detail = (f"{found.n} paired turns in {found.n_clusters} scenarios, candidate "
               f"{pairs[f'{name}_a'].mean():.3f} vs baseline {pairs[f'{name}_b'].mean():.3f} "
