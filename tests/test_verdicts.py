@@ -130,11 +130,8 @@ def test_an_a_a_run_passes_the_gate(tmp_path: Path, bm25_run: Path) -> None:
 
 def test_claude_without_a_key_stops_before_any_call(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    from memeval.llm import set_default_client
-
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MEMEVAL_REPLAY"):
         monkeypatch.delenv(name, raising=False)
-    set_default_client(None)  # a fresh process: no client from an earlier test
     code, output = memeval("run", "--quiet", "--out", str(tmp_path / "r"), "-s", "claude")
     assert code == 2  # bad command input: no key for the model asked for
     assert "ANTHROPIC_API_KEY" in output and "--replay-cassette" in output

@@ -105,7 +105,7 @@ class ClaudeJudge(PromptedModel):
         order: `shuffle` (seeded per turn), `both` (forward and reversed; order-flipping
             verdicts become `unscored`) or `given` (selection order, no control).
         seed: shuffle seed.
-        client: the model door; default `get_default_client()`.
+        client: the model door to use as is; a run hands one over with `connect`.
         name: the spec string this judge was built from.
         max_tokens: output cap.
         temperature, top_p: sampling, sent when given (and part of the cache key).

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from memeval.llm import LLMClient, get_default_client
+from memeval.llm.access import ModelAccess
+from memeval.llm.client import LLMClient
+from memeval.llm.config import door_config
 from memeval.llm.endpoint import ANTHROPIC, Endpoint, Transport
 from memeval.llm.openai_chat import require_openai
 from memeval.llm.prices import ModelPrice
@@ -17,9 +19,10 @@ class PromptedModel:
     """Mixin; the subclass sets `template`, `system_prompt` and `_client` and calls
     `set_endpoint` in `__init__`.
 
-    The door is looked up on each use, not at construction, so a component built before
-    `set_default_client` still talks through the configured door; a component naming
-    its own server gets a sibling of that door (same cache, cassette and budget).
+    A run hands the component its client with `connect(access)`: the access's client
+    for the component's endpoint, sharing the run's cache, cassette and budget. A
+    component given `client=` keeps that one; one used on its own, never connected,
+    builds an access of its own from the `MEMEVAL_*` environment on first use.
     """
 
     template: PromptTemplate
@@ -82,14 +85,21 @@ class PromptedModel:
             params["seed"] = int(self.sampling_seed)
         return params
 
+    def connect(self, access: ModelAccess) -> None:
+        """Use the run's `access` for every call: its client for this endpoint."""
+        self._client = access.client(self.endpoint)
+        if self.price is not None:
+            access.use_price(self.model, self.price)
+
     @property
     def client(self) -> LLMClient:
-        door = self._client or get_default_client()
-        if self._client is None and self.endpoint != ANTHROPIC:
-            door = door.for_endpoint(self.endpoint)
-        if self.price is not None:
-            door.use_price(self.model, self.price)
-        return door
+        """The client calls go through (see the class docstring for where it comes from)."""
+        if self._client is None:
+            self.connect(ModelAccess(door_config()))
+        elif self.price is not None and self._client.prices.price_for(self.model) != self.price:
+            self._client.access.use_price(self.model, self.price)  # a client given as is
+        assert self._client is not None
+        return self._client
 
     def endpoint_config(self) -> dict[str, Any]:
         """Where calls went and how, for config.json (the key's variable, never the key)."""

@@ -31,7 +31,7 @@ def default_scenarios() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class LLMOptions:
-    """How model calls are made (see `memeval.llm.build_client`); `None` defers to the
+    """How model calls are made (see `memeval.llm.door_config`); `None` defers to the
     `MEMEVAL_*` environment variables.
 
     Args:

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tqdm import tqdm
 
@@ -51,6 +51,9 @@ from memeval.scenarios.subset import select_turns
 from memeval.scoring.summary import SummaryPass
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
+
+if TYPE_CHECKING:
+    from memeval.llm.access import ModelAccess
 
 SYNC_EVERY_S = 0.5  # rows wait at most this long before an fsync; their answers are cached
 
@@ -197,21 +200,20 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
                            "scenario's turns with their categories")
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
-    # before configuring the door: a configured client would count as access
     check_model_access(config, [*selectors, *judges])
-    llm_client = _configure_llm(config, [*selectors, *judges])
-    if llm_client is not None and llm_client.budget.max_cost is not None:
-        from memeval.llm import LLMClient
+    models = _open_models(config, [*selectors, *judges])
+    try:
+        return _run(config, run_dir, scenarios, scenario_errors, selectors, judges, models,
+                    progress=progress, finish=finish, shard=shard, retry_errors=retry_errors)
+    finally:
+        if models is not None:
+            models.close()
 
-        unpriced = sorted({m for c in (*selectors, *judges)
-                           if isinstance(m := getattr(c, "model", None), str)
-                           and isinstance(door := getattr(c, "client", None), LLMClient)
-                           and door.prices.price_for(m) is None})
-        if unpriced:
-            raise MemevalError(
-                f"--max-cost cannot be enforced: no price for {', '.join(unpriced)} in "
-                f"{llm_client.prices.source}; add it with --prices FILE or the spec's "
-                "price_in=…&price_out=… (USD per million tokens), or drop --max-cost")
+
+def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
+         scenario_errors: tuple[str, ...], selectors: Sequence[Selector],
+         judges: Sequence[Judge], models: ModelAccess | None, *, progress: bool,
+         finish: Summarizer | None, shard: Shard | None, retry_errors: bool) -> RunOutcome:
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_resumable(run_dir, config, shard)
 
@@ -241,7 +243,8 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
             run_coroutine(run_units(todo, config, judges, on_rows=write,
                                     on_error=failures.add, on_turn=lambda: bar.update(1),
                                     stop=stop, every=(SYNC_EVERY_S, writer.flush),
-                                    in_flight=units_in_flight(config, len(todo), llm_client)))
+                                    in_flight=units_in_flight(config, len(todo), models),
+                                    models=models), models=models)
         bar.close()
         writer.flush()
         unit_errors = failures.messages()
@@ -250,8 +253,8 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
             left = len(todo) - writer.units_written - failures.count
             raise RunInterrupted(writer.units_written, left)
         extra: dict[str, Any] = {"unit_errors": unit_errors}
-        if llm_client is not None:
-            extra["llm"] = llm_client.summary()
+        if models is not None:
+            extra["llm"] = models.summary()
         summary = (finish or finish_run)(run_dir, extra, digest=digest)
         if not unit_errors:  # a failed unit has no rows: rerunning retries just it
             writer.mark_complete()
@@ -261,12 +264,12 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
                       unit_errors=tuple(unit_errors), units_retried=writer.retried)
 
 
-def units_in_flight(config: RunConfig, units: int, door: Any) -> int:
+def units_in_flight(config: RunConfig, units: int, models: ModelAccess | None) -> int:
     """Units started at once: `--concurrency`; with Message Batches, every unit (up to
     a batch's size), so one batch fills with the turns of all of them rather than
     `--concurrency` calls at a time."""
-    if door is not None and door.use_batches:
-        return max(config.concurrency, min(units, door.batch_max))
+    if models is not None and models.use_batches:
+        return max(config.concurrency, min(units, models.batch_max))
     return config.concurrency
 
 
@@ -398,10 +401,9 @@ def check_model_access(config: RunConfig, components: Iterable[Any]) -> None:
     calling = model_components(components)
     if not calling:  # an offline run never loads the SDK
         return
-    from memeval.llm import default_client_installed
     from memeval.llm.config import REPLAY_ENV
 
-    if config.llm.replay or os.environ.get(REPLAY_ENV) or default_client_installed():
+    if config.llm.replay or os.environ.get(REPLAY_ENV):
         return
     missing: dict[str, list[str]] = {}
     for component in calling:
@@ -418,20 +420,33 @@ def check_model_access(config: RunConfig, components: Iterable[Any]) -> None:
         "(bm25, recency, oracle, ...) with the gold judge need no model.")
 
 
-def _configure_llm(config: RunConfig, components: Iterable[Any]) -> Any:
-    """Set up the model door once for the run, before any call (model components look
-    the door up on each use, so they may be built first)."""
-    if not uses_model(components):
+def _open_models(config: RunConfig, components: Sequence[Any]) -> ModelAccess | None:
+    """The run's model access, handed to every component that calls a model (the
+    selectors get it as each is built); None for an offline run, which never loads
+    the SDKs. Refuses a `--max-cost` it could not enforce, before any call."""
+    calling = model_components(components)
+    if not calling:
         return None
-    from memeval.llm import configure
-    from memeval.llm.config import CONCURRENCY_ENV
+    from memeval.llm.access import ModelAccess, connect
+    from memeval.llm.config import CONCURRENCY_ENV, door_config
 
     options: dict[str, Any] = {k: v for k, v in asdict(config.llm).items() if v is not None}
     if not os.environ.get(CONCURRENCY_ENV):
         # Each session has at most one call in flight, so the door should admit as many
         # calls as there are sessions; a smaller cap would quietly serialize the run.
         options["max_concurrency"] = max(1, config.concurrency)
-    return configure(**options)
+    models = ModelAccess(door_config(**options))
+    for component in calling:
+        connect(component, models)
+    if models.budget.max_cost is not None:
+        unpriced = models.unpriced(m for c in calling
+                                   if isinstance(m := getattr(c, "model", None), str))
+        if unpriced:
+            raise MemevalError(
+                f"--max-cost cannot be enforced: no price for {', '.join(unpriced)} in "
+                f"{models.prices.source}; add it with --prices FILE or the spec's "
+                "price_in=…&price_out=… (USD per million tokens), or drop --max-cost")
+    return models
 
 
 def timestamped_run_dir(reports_dir: Path) -> Path:

@@ -154,7 +154,7 @@ class ClaudeSelector(PromptedModel):
         prompt: a bundled prompt name (`conservative`, `recall`, `staleness`) or the
             path of the user's own jinja2 template (it receives `max_memories`).
         stateful: keep one conversation per memdir per session (see module doc).
-        client: the model door; default the process-wide `get_default_client()`.
+        client: the model door to use as is; a run hands one over with `connect`.
         name: the spec string this selector was built from (for reports).
         max_tokens: output cap; the reference uses 256.
         temperature, top_p: sampling, sent when given (and part of the cache key).
