@@ -16,6 +16,7 @@ import json
 import threading
 import weakref
 from collections.abc import Iterable
+from concurrent.futures import Future
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -25,7 +26,7 @@ from memeval.llm.cassette import Cassette, scrub
 from memeval.llm.config import CallTiming, DoorConfig
 from memeval.llm.endpoint import ANTHROPIC, Endpoint
 from memeval.llm.prices import ModelPrice, PriceTable, load_prices
-from memeval.llm.records import CallRecord
+from memeval.llm.records import CallRecord, LLMResponse
 from memeval.llm.throttle import AdaptiveSlots, ThrottleLog
 from memeval.usage import ZERO_USAGE, Usage
 
@@ -58,6 +59,7 @@ class ModelAccess:
         self._loop_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
                                                     dict[Endpoint, AdaptiveSlots]]
         self._loop_slots = weakref.WeakKeyDictionary()
+        self._pending: dict[str, Future[LLMResponse]] = {}
 
     # -- clients ------------------------------------------------------------------------
     def client(self, endpoint: Endpoint = ANTHROPIC, timing: CallTiming | None = None, *,
@@ -105,6 +107,17 @@ class ModelAccess:
             if known is None or slots < known[0]:
                 self._capacity[endpoint] = (slots, reason)
 
+    def capacity_set(self, endpoint: Endpoint) -> bool:
+        """Has a spec or the server set `endpoint`'s capacity?"""
+        with self._lock:
+            return endpoint in self._capacity
+
+    def endpoints(self) -> dict[str, dict[str, Any]]:
+        """Each endpoint a client was built for: its concurrency and who chose it."""
+        return {client.target.label(): {"concurrency": self.capacity(client.target),
+                                        "chosen_by": self.capacity_reason(client.target)}
+                for client in self.clients()}
+
     def capacity(self, endpoint: Endpoint) -> int:
         with self._lock:
             known = self._capacity.get(endpoint)
@@ -113,7 +126,7 @@ class ModelAccess:
     def capacity_reason(self, endpoint: Endpoint) -> str:
         with self._lock:
             known = self._capacity.get(endpoint)
-        return known[1] if known else "the run's concurrency"
+        return known[1] if known else "the run's --concurrency"
 
     def thread_slots(self, endpoint: Endpoint) -> threading.BoundedSemaphore:
         with self._lock:
@@ -137,6 +150,28 @@ class ModelAccess:
     def _capacity_locked(self, endpoint: Endpoint) -> int:
         known = self._capacity.get(endpoint)
         return known[0] if known else self.config.max_concurrency
+
+    # -- identical requests in flight --------------------------------------------------------
+    def lead(self, scoped_key: str) -> tuple[bool, Future[LLMResponse]]:
+        """(True, a new future) for the first caller of a request not in flight; (False,
+        the first caller's future) for an identical request sent meanwhile, which is
+        then answered by that one call rather than sent twice."""
+        with self._lock:
+            pending = self._pending.get(scoped_key)
+            if pending is not None:
+                return False, pending
+            pending = self._pending[scoped_key] = Future()
+            return True, pending
+
+    def settle(self, scoped_key: str, future: Future[LLMResponse],
+               response: LLMResponse | None) -> None:
+        """End a lead: followers get `response` (or the lead's failure to answer)."""
+        with self._lock:
+            self._pending.pop(scoped_key, None)
+        if response is not None:
+            future.set_result(response)
+        else:
+            future.set_exception(RuntimeError("the identical call in flight was cancelled"))
 
     # -- prices and budget ----------------------------------------------------------------
     def use_price(self, model: str, price: ModelPrice) -> None:
@@ -184,7 +219,7 @@ class ModelAccess:
                     r.source in ("cache", "replay") for r in records),
                 "max_cost": state.max_cost, "budget_exhausted": state.exhausted,
                 "calls_refused_by_budget": state.refused, "price_table": self.prices.source,
-                **asdict(self.throttled)}
+                **asdict(self.throttled), "endpoints": self.endpoints()}
 
     # -- closing ----------------------------------------------------------------------------
     async def aclose_for_loop(self) -> None:

@@ -23,7 +23,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import anthropic
@@ -46,10 +46,16 @@ from memeval.llm.records import (
     CallRecord,
     LLMResponse,
     Source,
+    message_text,
 )
 from memeval.llm.request import LLMRequest
-from memeval.llm.structured import answer_text
-from memeval.llm.throttle import AdaptiveSlots
+from memeval.llm.structured import (
+    answer_text,
+    ignored_tool_message,
+    rejection_message,
+    rejects_mode,
+)
+from memeval.llm.throttle import OVERLOADED, AdaptiveSlots
 from memeval.usage import Usage
 
 MIN_SECRET_LEN = 16  # real API keys are far longer; dummy keys of local servers are not
@@ -164,9 +170,11 @@ class LLMClient:
 
     # -- SDK clients ------------------------------------------------------------------
     def _sdk(self, *, asynchronous: bool = False,
-             on_status: Callable[[int], None] | None = None) -> Any:
+             on_status: Callable[[int], None] | None = None,
+             on_orphan: Callable[[asyncio.Future[Any]], None] | None = None) -> Any:
         """A new SDK client for this endpoint, under the deadline transport (which tells
-        `on_status` every answer's status, for an async client)."""
+        an async client's `on_status` every answer's status, and hands `on_orphan` the
+        requests it gave up on that a server on this machine may still compute)."""
         kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
         api_key = self.api_key_override or self.target.api_key()
         if api_key is not None:
@@ -174,12 +182,14 @@ class LLMClient:
         if self.target.base_url is not None:
             kwargs["base_url"] = self.target.base_url
         module = require_openai() if self.target.transport == "openai" else anthropic
-        pool = self.max_concurrency
+        pool, patient = self.max_concurrency, self.target.local
         kwargs["http_client"] = (
             module.DefaultAsyncHttpxClient(transport=AsyncDeadlineTransport(
-                calls_in_flight=pool, on_status=on_status))
+                calls_in_flight=pool, on_status=on_status, patient=patient,
+                on_orphan=on_orphan))
             if asynchronous else
-            module.DefaultHttpxClient(transport=DeadlineTransport(calls_in_flight=pool)))
+            module.DefaultHttpxClient(transport=DeadlineTransport(calls_in_flight=pool,
+                                                                  patient=patient)))
         if self.target.transport == "openai":
             return (module.AsyncOpenAI if asynchronous else module.OpenAI)(**kwargs)
         return (anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic)(**kwargs)
@@ -199,7 +209,8 @@ class LLMClient:
         with self._lock:
             sdk = self._async.get(loop)
             if sdk is None:
-                sdk = self._sdk(asynchronous=True, on_status=slots.observe)
+                sdk = self._sdk(asynchronous=True, on_status=slots.observe,
+                                on_orphan=slots.hold)
                 self._async[loop] = sdk
             return sdk, slots
 
@@ -370,8 +381,13 @@ class LLMClient:
             error = "model refused to answer (stop_reason refusal)"
         elif validate is not None:
             problem = validate(text)
+            if problem and request.structured == "tool" and stop != "max_tokens" \
+                    and not _calls_a_tool(message):
+                problem = ignored_tool_message(message_text(message))
             if problem:
-                error = f"{INVALID_OUTPUT} (stop_reason {stop}): {problem}"
+                cut = (f"the answer was cut at max_tokens={request.max_tokens}; "
+                       if stop == "max_tokens" else "")
+                error = f"{INVALID_OUTPUT} (stop_reason {stop}): {cut}{problem}"
         if billed and self.cassette is not None:
             self.cassette.add(key, request.to_params(), message, self.target.label())
         if (billed and error is None and stop in COMPLETE_STOP_REASONS
@@ -400,6 +416,47 @@ class LLMClient:
             return found
         if self.use_batches:  # free answers above come at once; the rest join a batch
             return self._batcher.submit(request, repeat, validate).result()
+        scoped = self.target.scope(key)
+        leads, pending = self.access.lead(scoped)
+        if not leads:
+            return self._shared(request, key, pending.result())
+        response = None
+        try:
+            response = self._call(request, key, validate)
+        finally:
+            self.access.settle(scoped, pending, response)
+        return response
+
+    async def acomplete(self, request: LLMRequest, *, repeat: int = 0,
+                        validate: Validator | None = None) -> LLMResponse:
+        """Async twin of `complete`, limited by the endpoint's slots on this loop."""
+        key = request.key(repeat)
+        found = self.lookup(request, key, validate)
+        if found is not None:
+            return found
+        if self.use_batches:
+            return await asyncio.wrap_future(self._batcher.submit(request, repeat, validate))
+        scoped = self.target.scope(key)
+        leads, pending = self.access.lead(scoped)
+        if not leads:
+            return self._shared(request, key, await asyncio.wrap_future(pending))
+        response = None
+        try:
+            response = await self._acall(request, key, validate)
+        finally:
+            self.access.settle(scoped, pending, response)
+        return response
+
+    def _shared(self, request: LLMRequest, key: str, first: LLMResponse) -> LLMResponse:
+        """The answer of an identical call in flight, recorded as sent by none."""
+        record = replace(first.record, key=key, source="shared", input_tokens=0,
+                         output_tokens=0, cache_read_input_tokens=0,
+                         cache_creation_input_tokens=0, cost_usd=0.0,
+                         purpose=request.purpose)
+        self._record(record)
+        return LLMResponse(text=first.text, message=first.message, record=record)
+
+    def _call(self, request: LLMRequest, key: str, validate: Validator | None) -> LLMResponse:
         estimate, refused = self.admit(request, key, batch=False)
         if refused is not None:
             return refused
@@ -409,20 +466,13 @@ class LLMClient:
                 answer = self._send(request)
             except Exception as exc:  # an API failure is recorded, never raised into the run
                 self.budget.settle(estimate, 0.0)
-                return self.fail(request, key, describe_exception(exc),
+                return self.fail(request, key, call_error(request, exc),
                                   latency=time.perf_counter() - started,
                                   request_id=_request_id_of(exc))
         return self._settled(request, key, answer, estimate, started, validate)
 
-    async def acomplete(self, request: LLMRequest, *, repeat: int = 0,
-                        validate: Validator | None = None) -> LLMResponse:
-        """Async twin of `complete`, limited by the per-loop semaphore."""
-        key = request.key(repeat)
-        found = self.lookup(request, key, validate)
-        if found is not None:
-            return found
-        if self.use_batches:
-            return await asyncio.wrap_future(self._batcher.submit(request, repeat, validate))
+    async def _acall(self, request: LLMRequest, key: str,
+                     validate: Validator | None) -> LLMResponse:
         estimate, refused = self.admit(request, key, batch=False)
         if refused is not None:
             return refused
@@ -433,7 +483,7 @@ class LLMClient:
                 answer = await self._asend(request, client)
             except Exception as exc:  # recorded, as in complete
                 self.budget.settle(estimate, 0.0)
-                return self.fail(request, key, describe_exception(exc),
+                return self.fail(request, key, call_error(request, exc),
                                   latency=time.perf_counter() - started,
                                   request_id=_request_id_of(exc))
         return self._settled(request, key, answer, estimate, started, validate)
@@ -457,7 +507,7 @@ class LLMClient:
                 return self.fail(request, key, "unusable answer: the server's 200 response "
                                  f"has no choices ({detail})", latency=latency, source="api",
                                  request_id=request_id)
-            body = message_body(body)
+            body = message_body(body, request.max_tokens)
         response = self.finish(request, key, body, "api", latency, validate,
                                 request_id=request_id,
                                 fake=bool(raw.headers.get(FAKE_SERVER_HEADER)))
@@ -492,6 +542,22 @@ class LLMClient:
                 return list(pool.map(lambda item: self.complete(item[0], repeat=item[1],
                                                                 validate=validate), items))
         return run_message_batch(self, [(r, n, validate) for r, n in items])
+
+
+def _calls_a_tool(message: dict[str, Any]) -> bool:
+    return any(isinstance(b, dict) and b.get("type") == "tool_use"
+               for b in message.get("content") or [])
+
+
+def call_error(request: LLMRequest, exc: BaseException) -> str:
+    """Why a call failed; a server refusing the structured mode asked for is told so,
+    with the mode to use instead."""
+    text = describe_exception(exc)
+    status = getattr(exc, "status_code", None)  # either SDK's APIStatusError
+    if isinstance(status, int) and status >= 400 and status not in OVERLOADED \
+            and request.structured != "prompt" and rejects_mode(request.structured, text):
+        return rejection_message(request.structured, text)
+    return text
 
 
 def _request_id_of(exc: BaseException) -> str | None:

@@ -41,6 +41,8 @@ class LLMOptions:
         max_cost: USD budget; calls that would pass it are refused and recorded.
         batches: send calls through the Message Batches API (half price, slower).
         prices: price table overriding the bundled one.
+        timeout: seconds per HTTP attempt (default 60).
+        deadline: seconds per call, retries included (default 80).
     """
 
     cache: str | bool | None = None
@@ -49,6 +51,8 @@ class LLMOptions:
     max_cost: float | None = None
     batches: bool | None = None
     prices: str | None = None
+    timeout: float | None = None
+    deadline: float | None = None
 
 
 @dataclass(frozen=True)

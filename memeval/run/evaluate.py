@@ -164,7 +164,7 @@ class Summarizer(Protocol):
 
 def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
              finish: Summarizer | None = None, shard: Shard | None = None,
-             retry_errors: bool = False) -> RunOutcome:
+             retry_errors: bool = False, say: Callable[[str], None] | None = None) -> RunOutcome:
     """Run (or resume) the evaluation described by `config` into `run_dir`.
 
     Args:
@@ -176,15 +176,17 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         shard: run only this share of the units (see `memeval.run.shards`).
         retry_errors: run again the finished sessions that had a selector or judge
             error (the rest of the folder is kept).
+        say: told, before any call, how many calls each model endpoint gets at once
+            and why (the CLI prints it).
     """
     with heap_frozen():
         return _evaluate(config, run_dir, progress=progress, finish=finish, shard=shard,
-                         retry_errors=retry_errors)
+                         retry_errors=retry_errors, say=say)
 
 
 def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
               finish: Summarizer | None, shard: Shard | None,
-              retry_errors: bool) -> RunOutcome:
+              retry_errors: bool, say: Callable[[str], None] | None) -> RunOutcome:
     loaded = load_many(config.scenarios)
     scenario_errors = tuple(str(error) for error in loaded.errors)
     if not loaded.scenarios:
@@ -201,10 +203,12 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
     check_model_access(config, [*selectors, *judges])
-    models = _open_models(config, [*selectors, *judges])
+    notes: list[str] = []
+    models = _open_models(config, [*selectors, *judges], notes.append)
     try:
         return _run(config, run_dir, scenarios, scenario_errors, selectors, judges, models,
-                    progress=progress, finish=finish, shard=shard, retry_errors=retry_errors)
+                    progress=progress, finish=finish, shard=shard, retry_errors=retry_errors,
+                    notes=notes, say=say or (lambda _: None))
     finally:
         if models is not None:
             models.close()
@@ -213,7 +217,8 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
 def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
          scenario_errors: tuple[str, ...], selectors: Sequence[Selector],
          judges: Sequence[Judge], models: ModelAccess | None, *, progress: bool,
-         finish: Summarizer | None, shard: Shard | None, retry_errors: bool) -> RunOutcome:
+         finish: Summarizer | None, shard: Shard | None, retry_errors: bool,
+         notes: Sequence[str], say: Callable[[str], None]) -> RunOutcome:
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_resumable(run_dir, config, shard)
 
@@ -221,6 +226,8 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
                                                               strict=True)}
     units = plan_units(scenarios, config, shard, remembers=remembers.__getitem__)
     with ResultsWriter(run_dir, retry_errors=retry_errors, sync_every=SYNC_EVERY_S) as writer:
+        for note in notes:  # once the folder is the run's: a refused run tells one line
+            say(note)
         done = writer.completed_turns()
         todo = [u for u in units if not u.turn_keys <= done]
         write_json(run_dir / CONFIG_FILE, {
@@ -420,10 +427,13 @@ def check_model_access(config: RunConfig, components: Iterable[Any]) -> None:
         "(bm25, recency, oracle, ...) with the gold judge need no model.")
 
 
-def _open_models(config: RunConfig, components: Sequence[Any]) -> ModelAccess | None:
+def _open_models(config: RunConfig, components: Sequence[Any],
+                 say: Callable[[str], None]) -> ModelAccess | None:
     """The run's model access, handed to every component that calls a model (the
     selectors get it as each is built); None for an offline run, which never loads
-    the SDKs. Refuses a `--max-cost` it could not enforce, before any call."""
+    the SDKs. Each endpoint's concurrency is the spec's `concurrency=`, else what the
+    server states (`/props`), else the run's; `say` is told the choice. Refuses a
+    `--max-cost` it could not enforce, before any call."""
     calling = model_components(components)
     if not calling:
         return None
@@ -446,7 +456,28 @@ def _open_models(config: RunConfig, components: Sequence[Any]) -> ModelAccess | 
                 f"--max-cost cannot be enforced: no price for {', '.join(unpriced)} in "
                 f"{models.prices.source}; add it with --prices FILE or the spec's "
                 "price_in=…&price_out=… (USD per million tokens), or drop --max-cost")
+    _choose_concurrency(models, calling, say)
     return models
+
+
+def _choose_concurrency(models: ModelAccess, calling: Sequence[Any],
+                        say: Callable[[str], None]) -> None:
+    from memeval.llm.capacity import server_props
+
+    endpoints = list(dict.fromkeys(c.endpoint for c in calling))
+    for endpoint in endpoints:
+        props = server_props(endpoint)
+        if props.total_slots is not None and not models.capacity_set(endpoint):
+            models.set_capacity(endpoint, props.total_slots,
+                                f"the server's /props says total_slots={props.total_slots}")
+        say(f"model calls to {endpoint.label()}: at most {models.capacity(endpoint)} at a "
+            f"time ({models.capacity_reason(endpoint)})")
+        tools = [c.name for c in calling if c.endpoint == endpoint
+                 and getattr(c, "structured", None) == "tool"]
+        if props.supports_tool_calls is False and tools:
+            say(f"warning: {endpoint.label()} says it cannot call tools "
+                f"(/props supports_tool_calls: false), so {', '.join(tools)} with "
+                "structured=tool will get prose; use structured=prompt or json_schema")
 
 
 def timestamped_run_dir(reports_dir: Path) -> Path:
