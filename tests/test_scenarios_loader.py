@@ -367,12 +367,58 @@ def test_hostile_yaml_is_an_error_not_a_crash(suite: Path, text: str, message: s
 
 
 def test_alias_bombs_stay_cheap(suite: Path) -> None:
-    """Aliases are shared, not expanded, so a billion-laughs file loads (and fails) fast."""
+    """Aliases are shared, not expanded, so a billion-laughs file fails fast, refused at
+    the alias that would pass the expansion cap (issue 37, item 8)."""
     lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
     lines += [f"{chr(97 + i)}: &{chr(97 + i)} [{', '.join(['*' + chr(96 + i)] * 10)}]"
               for i in range(1, 9)]
     errors = _errors(suite, "\n".join(lines) + "\n")
-    assert any("unknown key 'a'" in e for e in errors)
+    assert len(errors) == 1 and "aliases repeat it past 1,000,000 characters" in errors[0]
+
+
+def test_a_string_alias_bomb_is_refused_at_its_line(suite: Path) -> None:
+    """One long query aliased into many turns would multiply every row that carries it:
+    before the cap, a 276 KB file wrote 384 MB of results."""
+    text = _broken("query: how do I run the tests?",
+                   "query: &q " + "x" * 100_000)
+    turns = "".join(f"  - id: x{i}\n    query: *q\n    category: direct\n"
+                    for i in range(20))
+    errors = _errors(suite, text + turns)
+    assert errors and "aliases repeat it past 1,000,000 characters" in errors[0]
+    anchor = next(n for n, line in enumerate(text.splitlines(), 1) if "&q" in line)
+    assert errors[0].startswith(f"{anchor}: ")  # the value its aliases repeat
+
+
+def test_more_than_fifty_problems_are_counted_not_listed(suite: Path) -> None:
+    """A million unknown keys printed a million lines (167 MB, 1.9 GB RSS)."""
+    junk = "".join(f"junk{i}: 1\n" for i in range(5000))
+    path = _write(suite, GOOD + junk)
+    with pytest.raises(ScenarioError) as info:
+        load(path)
+    lines = str(info.value).splitlines()
+    assert len(lines) == 1 + 50 + 1
+    assert lines[-1].endswith("… and 4950 more problems, not listed; fix the first 50 and "
+                              "load the file again")
+
+
+def test_an_oversized_scenario_file_is_refused_unread(suite: Path) -> None:
+    path = suite / "scenarios" / "huge.yaml"
+    with path.open("wb") as handle:
+        handle.truncate(3 * 2**30)  # sparse: no disk cost, and never read whole
+    with pytest.raises(ScenarioError) as info:
+        load(path)
+    errors = str(info.value)
+    assert "holds more than 64 MB" in errors and "split it" in errors
+
+
+def test_an_oversized_from_file_is_refused_unread(suite: Path) -> None:
+    """A 3 GB sparse file in a `from:` folder was read whole (MemoryError)."""
+    with (suite / "memdirs" / "demo" / "huge.md").open("wb") as handle:
+        handle.truncate(3 * 2**30)
+    errors = _errors(suite, GOOD)
+    assert errors == [f"12: memdirs.project.from: {suite / 'memdirs' / 'demo'}/huge.md holds "
+                      "more than 8 MB; a memory is read for a few KB, so cut the file down "
+                      "or remove it"]
 
 
 @pytest.mark.parametrize("name", ["../memdirs/demo", "/etc", "demo/../../memdirs/demo"])
@@ -433,7 +479,8 @@ def test_a_from_folder_is_read_in_walk_order_with_its_links_judged(tmp_path: Pat
     (folder / "dangling.md").symlink_to(folder / "nothing.md")
     (folder / "linked-dir").symlink_to(folder / "z", target_is_directory=True)
     os.mkfifo(folder / "pipe.md")
-    found, outside = _read_folder(folder)
+    read = _read_folder(folder)
+    found, outside = read.files, read.outside
     walked, walked_outside = _walked(folder)
     assert list(found.items()) == list(walked.items())  # the same files in the same order
     assert outside == walked_outside
@@ -458,7 +505,7 @@ def test_a_deeply_nested_from_folder_is_read_without_recursion(tmp_path: Path) -
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(300)
     try:
-        found, _ = _read_folder(tmp_path / "shop")
+        found = _read_folder(tmp_path / "shop").files
     finally:
         sys.setrecursionlimit(limit)
     assert list(found) == ["d/" * 400 + "bottom.md"]

@@ -65,19 +65,42 @@ def parse_instant(value: Any) -> datetime:
     return instant.astimezone(UTC)
 
 
+MAX_LISTED_ISSUES = 50  # a file with more problems is not a scenario; the rest are counted
+
+
 class Checker:
-    """Collects issues for one file while the loader walks it."""
+    """Collects issues for one file while the loader walks it: the first
+    `MAX_LISTED_ISSUES`, and a count of the rest."""
 
     def __init__(self, file: str) -> None:
         self.file = file
         self.issues: list[ScenarioIssue] = []
+        self.unlisted = 0
+
+    @property
+    def full(self) -> bool:
+        return len(self.issues) >= MAX_LISTED_ISSUES
 
     def error(self, line: int | None, field: str, message: str) -> None:
-        self.issues.append(ScenarioIssue(self.file, line, field, message))
+        if self.full:
+            self.unlisted += 1
+        else:
+            self.issues.append(ScenarioIssue(self.file, line, field, message))
+
+    def reported(self) -> list[ScenarioIssue]:
+        """The issues to show: the listed ones, then one line counting the rest."""
+        if not self.unlisted:
+            return list(self.issues)
+        return [*self.issues, ScenarioIssue(
+            self.file, None, "", f"… and {self.unlisted} more problems, not listed; fix "
+            f"the first {MAX_LISTED_ISSUES} and load the file again")]
 
     def keys(self, node: Node, known: tuple[str, ...], field: str) -> None:
         for key, line in node.key_lines.items():
             if key not in known:
+                if self.full:  # no hint to compute for a line nobody will see
+                    self.unlisted += 1
+                    continue
                 hint = did_you_mean(key, known) or f" (known keys: {', '.join(known)})"
                 self.error(line, join(field, key), f"unknown key {key!r}{hint}")
 

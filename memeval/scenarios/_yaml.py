@@ -47,6 +47,8 @@ _FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?
 _INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
 MAX_DEPTH = 64  # scenarios nest about 6 deep; more is a mistake or an attack
+MAX_ALIAS_EXPANSION = 1_000_000  # characters (and values) aliases may add; a scenario
+#                                  needs few aliases, and a bomb of them multiplies rows
 
 
 @dataclass(slots=True)
@@ -113,11 +115,21 @@ class _Converter:
     def __init__(self) -> None:
         self.done: dict[int, Node] = {}
         self.active: set[int] = set()
+        self.weight: dict[int, int] = {}  # by YAML node: its size written out in full
+        self._sizes: dict[int, int] = {}  # the same, by converted Node
+        self.expanded = 0  # what aliases would add if every one were written out
 
     def convert(self, node: yaml.Node, depth: int = 0) -> Node:
         line = node.start_mark.line + 1
         key = id(node)
         if key in self.done:
+            self.expanded += self.weight[key]
+            if self.expanded > MAX_ALIAS_EXPANSION:
+                raise YamlSyntaxError(line, "the value anchored here (&name) is used "
+                                      "through so many aliases (*name) that, with the "
+                                      "others, aliases repeat it past "
+                                      f"{MAX_ALIAS_EXPANSION:,} characters; write the "
+                                      "values out, or use fewer aliases")
             return self.done[key]
         if key in self.active:
             raise YamlSyntaxError(line, "a recursive alias (an anchor used inside itself); "
@@ -130,7 +142,18 @@ class _Converter:
         finally:
             self.active.discard(key)
         self.done[key] = result
+        self.weight[key] = self._sizes[id(result)] = self._size(result)
         return result
+
+    def _size(self, node: Node) -> int:
+        """One per value plus its text, every alias under it written out (children are
+        converted first)."""
+        value = node.value
+        if isinstance(value, dict):
+            return 1 + sum(len(k) + self._sizes[id(v)] for k, v in value.items())
+        if isinstance(value, list):
+            return 1 + sum(self._sizes[id(v)] for v in value)
+        return 1 + (len(value) if isinstance(value, str) else 0)
 
     def _convert(self, node: yaml.Node, line: int, depth: int) -> Node:
         if isinstance(node, yaml.ScalarNode):

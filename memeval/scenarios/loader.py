@@ -53,6 +53,9 @@ TURN_KEYS = ("id", "query", "category", "why", "relevant", "acceptable", "tool_e
              "used_tools", "compact_before", "tags", "answer")
 TOOL_EVENT_KEYS = ("tool", "ok", "path")
 MEMDIR_NAMES = (PROJECT_SCOPE,)
+MAX_SCENARIO_BYTES = 64 * 2**20  # the largest generated suites are a few MB; more is a mistake
+MAX_FROM_FILE_BYTES = 8 * 2**20  # a memory is read for a few KB (the scan's and surfacing's
+#                                  caps); a bigger file in a fixture is a mistake, not a memory
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
 
@@ -74,7 +77,25 @@ def _filename_problem(name: str) -> str | None:
     return None
 
 
-def _read_folder(folder: Path, root: Path | None = None) -> tuple[dict[str, bytes], list[str]]:
+@dataclass(frozen=True)
+class FolderFiles:
+    """What a `from:` folder holds: its files' bytes by posix path, the symlinks that
+    leave it, and the files over `MAX_FROM_FILE_BYTES` (left unread)."""
+
+    files: dict[str, bytes]
+    outside: list[str]
+    too_big: list[str]
+
+
+def _read_capped(path: str | Path) -> bytes | None:
+    """A file's bytes, or None when it holds more than `MAX_FROM_FILE_BYTES` (read no
+    further than that: a sparse file of gigabytes costs nothing)."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_FROM_FILE_BYTES + 1)
+    return None if len(data) > MAX_FROM_FILE_BYTES else data
+
+
+def _read_folder(folder: Path, root: Path | None = None) -> FolderFiles:
     """All regular files under `folder` by posix path, and symlinks that leave it.
 
     Hidden files are skipped; a symlink whose target is outside the folder (`root`:
@@ -85,6 +106,7 @@ def _read_folder(folder: Path, root: Path | None = None) -> tuple[dict[str, byte
     """
     found: dict[str, bytes] = {}
     outside: list[str] = []
+    too_big: list[str] = []
     root = folder.resolve() if root is None else root
 
     # Depth first, a folder's sub-folders in name order: a stack of those still to read.
@@ -111,12 +133,18 @@ def _read_folder(folder: Path, root: Path | None = None) -> tuple[dict[str, byte
                 if not linked.resolve().is_relative_to(root):
                     outside.append(relative)
                 elif linked.is_file():
-                    found[relative] = linked.read_bytes()
+                    _keep(found, too_big, relative, _read_capped(linked))
             elif entry.is_file():
-                with open(entry.path, "rb") as handle:
-                    found[relative] = handle.read()
+                _keep(found, too_big, relative, _read_capped(entry.path))
         stack += reversed(subfolders)
-    return found, outside
+    return FolderFiles(found, outside, too_big)
+
+
+def _keep(found: dict[str, bytes], too_big: list[str], name: str, data: bytes | None) -> None:
+    if data is None:
+        too_big.append(name)
+    else:
+        found[name] = data
 
 
 def _entry_name(entry: os.DirEntry[str]) -> str:
@@ -191,10 +219,15 @@ def _memdir(ctx: _Context, node: Node | None, field: str, scope: str) -> MemdirS
         else:
             source, real = found
             try:
-                folder_files, outside = _read_folder(source, real)
-                for name in outside:
+                read = _read_folder(source, real)
+                folder_files = read.files
+                for name in read.outside:
                     check.error(from_node.line, join(field, "from"), f"{source}/{name} is a "
                                 "symlink to a file outside the folder; copy the file in")
+                for name in read.too_big:
+                    check.error(from_node.line, join(field, "from"), f"{source}/{name} holds "
+                                f"more than {MAX_FROM_FILE_BYTES // 2**20} MB; a memory is "
+                                "read for a few KB, so cut the file down or remove it")
             except OSError as exc:
                 check.error(from_node.line, join(field, "from"), f"cannot read {source}: {exc}")
 
@@ -598,14 +631,14 @@ def loads(text: str, path: str | Path = "<string>", *,
         root = parse(text)
     except YamlSyntaxError as exc:
         check.error(exc.line, "", exc.message)
-        raise ScenarioError(check.issues) from None
+        raise ScenarioError(check.reported()) from None
     if root is None:
         check.error(1, "", "the file is empty; a scenario needs at least id, now and turns")
-        raise ScenarioError(check.issues)
+        raise ScenarioError(check.reported())
     scenario = _scenario(root, path, check,
                          Path(memdirs_root) if memdirs_root is not None else None)
     if scenario is None:
-        raise ScenarioError(check.issues)
+        raise ScenarioError(check.reported())
     return scenario
 
 
@@ -624,10 +657,15 @@ def load(path: str | Path, *, memdirs_root: str | Path | None = None) -> Scenari
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_SCENARIO_BYTES + 1)
     except OSError as exc:
         raise ScenarioError([ScenarioIssue(str(path), None, "",
                                            f"cannot read: {exc.strerror or exc}")]) from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise ScenarioError([ScenarioIssue(str(path), None, "", (
+            f"the file holds more than {MAX_SCENARIO_BYTES // 2**20} MB, more than any "
+            "scenario needs; split it into several scenario files"))])
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
