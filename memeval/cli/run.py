@@ -96,6 +96,10 @@ def update_latest_link(run_dir: Path) -> None:
               help="Seconds one model call may take, retries included (default 80); a "
                    "slow local model needs more. A spec's deadline= sets it for one "
                    "selector or judge.")
+@click.option("--max-response-mb", type=click.FloatRange(min=0.001), default=None,
+              metavar="MB",
+              help="Megabytes one model answer may hold once decoded (default 8); a larger "
+                   "one, or an endless one, is dropped and recorded as that turn's error.")
 @click.option("--category", "categories", multiple=True, metavar="NAME",
               help="Run only turns of this category (repeatable).")
 @click.option("--tag", "tags", multiple=True, metavar="TAG",
@@ -124,7 +128,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
             no_cache: bool,
             record_cassette: str | None, replay_cassette: str | None, batches: bool | None,
             prices: str | None, timeout: float | None, deadline: float | None,
-            categories: tuple[str, ...], tags: tuple[str, ...],
+            max_response_mb: float | None, categories: tuple[str, ...], tags: tuple[str, ...],
             exclude_tags: tuple[str, ...], scenario_ids: tuple[str, ...], limit: int | None,
             shard: str | None, max_error_rate: float, retry_errors: bool,
             quiet: bool) -> None:
@@ -149,7 +153,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
         raise click.UsageError("--cache and --no-cache contradict each other; pick one")
     llm = LLMOptions(cache=False if no_cache else cache, record=record_cassette,
                      replay=replay_cassette, max_cost=max_cost, batches=batches, prices=prices,
-                     timeout=timeout, deadline=deadline)
+                     timeout=timeout, deadline=deadline, max_response_mb=max_response_mb)
     given: dict[str, Any] = dict(
         scenarios=scenarios, selectors=selectors, judges=judges, repeats=repeats,
         shuffle_manifest=shuffle_manifest, concurrency=concurrency, seed=seed, compat=compat,
@@ -231,7 +235,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
 _LLM_FLAGS = {"cache": ("cache", "no_cache"), "record": ("record_cassette",),
               "replay": ("replay_cassette",), "max_cost": ("max_cost",),
               "batches": ("batches",), "prices": ("prices",), "timeout": ("timeout",),
-              "deadline": ("deadline",)}
+              "deadline": ("deadline",), "max_response_mb": ("max_response_mb",)}
 
 
 def _with_sweep(config_file: Path | None, given: dict[str, Any],

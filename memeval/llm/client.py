@@ -31,6 +31,7 @@ import anthropic
 from memeval.errors import INVALID_OUTPUT
 from memeval.llm.access import ModelAccess
 from memeval.llm.batches import AutoBatcher, run_message_batch
+from memeval.llm.body_cap import MAX_RESPONSE_HEADER
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache, default_cache_path
 from memeval.llm.cassette import Cassette, scrub, scrub_value
@@ -239,9 +240,9 @@ class LLMClient:
                                 named_params(type(resource).create))
         else:
             resource, kwargs = sdk.messages, sdk_kwargs(body)
-        return resource.with_raw_response.create, {**kwargs,
-                                                   "extra_headers": deadline_headers(
-                                                       self.timing.deadline)}
+        headers = {**deadline_headers(self.timing.deadline),
+                   MAX_RESPONSE_HEADER: str(self.access.config.max_response_bytes)}
+        return resource.with_raw_response.create, {**kwargs, "extra_headers": headers}
 
     def _send(self, request: LLMRequest) -> Any:
         create, kwargs = self._create_call(request, self.sync_client)

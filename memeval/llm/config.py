@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memeval.llm.body_cap import DEFAULT_MAX_RESPONSE_BYTES
 from memeval.llm.cache import default_cache_path
 from memeval.llm.errors import LLMError
 
@@ -27,6 +28,7 @@ LOG_ENV = "MEMEVAL_LLM_LOG"  # JSONL call log
 CONCURRENCY_ENV = "MEMEVAL_MAX_CONCURRENCY"
 TIMEOUT_ENV = "MEMEVAL_TIMEOUT"  # seconds per attempt
 DEADLINE_ENV = "MEMEVAL_DEADLINE"  # seconds per call, retries included
+MAX_RESPONSE_ENV = "MEMEVAL_MAX_RESPONSE_MB"  # decoded size of one answer
 OFF = frozenset({"", "0", "off", "no", "false", "none"})
 
 DEFAULT_TIMEOUT_S = 60.0  # a selector call is small; a hung connection should not stall a run
@@ -76,6 +78,8 @@ class DoorConfig:
         max_concurrency: requests in flight per endpoint, unless a spec's
             `concurrency=` or the server's own `/props` says otherwise.
         timing: the timing of components whose spec sets none.
+        max_response_bytes: the most bytes one answer may hold once decoded; a larger
+            one is dropped and the call recorded as an error (`--max-response-mb`).
         poll_interval, batch_wait, batch_window, batch_max: Message Batches pacing.
     """
 
@@ -88,6 +92,7 @@ class DoorConfig:
     batches: bool = False
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     timing: CallTiming = field(default_factory=CallTiming)
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     poll_interval: float = DEFAULT_POLL_INTERVAL_S
     batch_wait: float = DEFAULT_BATCH_WAIT_S
     batch_window: float = DEFAULT_BATCH_WINDOW_S
@@ -99,6 +104,9 @@ class DoorConfig:
                            "--record-cassette / --replay-cassette")
         if self.max_concurrency < 1:
             raise LLMError(f"max_concurrency={self.max_concurrency}: at least 1")
+        if self.max_response_bytes < 1024:
+            raise LLMError(f"max_response_bytes={self.max_response_bytes}: at least 1 KB "
+                           "(--max-response-mb takes megabytes)")
 
 
 def configured_cache_path() -> Path | None:
@@ -131,7 +139,8 @@ def door_config(*, cache: str | Path | bool | None = None, record: str | Path | 
                 replay: str | Path | None = None, max_cost: float | None = None,
                 prices: str | Path | None = None, batches: bool | None = None,
                 log_path: str | Path | None = None, max_concurrency: int | None = None,
-                timeout: float | None = None, deadline: float | None = None) -> DoorConfig:
+                timeout: float | None = None, deadline: float | None = None,
+                max_response_mb: float | None = None) -> DoorConfig:
     """A DoorConfig from explicit options, each falling back to its environment variable.
 
     Args:
@@ -146,6 +155,8 @@ def door_config(*, cache: str | Path | bool | None = None, record: str | Path | 
         max_concurrency: requests in flight per endpoint (`$MEMEVAL_MAX_CONCURRENCY`).
         timeout: seconds per attempt (`$MEMEVAL_TIMEOUT`).
         deadline: seconds per call, retries included (`$MEMEVAL_DEADLINE`).
+        max_response_mb: the most megabytes one answer may hold once decoded
+            (`$MEMEVAL_MAX_RESPONSE_MB`, default 8).
     """
     env = os.environ
     if cache is None:
@@ -159,9 +170,12 @@ def door_config(*, cache: str | Path | bool | None = None, record: str | Path | 
                                          or DEFAULT_MAX_CONCURRENCY)
     timing = CallTiming(timeout=timeout or _env_number(TIMEOUT_ENV) or DEFAULT_TIMEOUT_S,
                         deadline=deadline or _env_number(DEADLINE_ENV) or DEFAULT_DEADLINE_S)
+    response_mb = max_response_mb or _env_number(MAX_RESPONSE_ENV)
     return DoorConfig(cache=_path(cache) if cache else None,
                       record=_path(record or env.get(RECORD_ENV)),
                       replay=_path(replay or env.get(REPLAY_ENV)), max_cost=cost,
                       prices=_path(prices), batches=bool(batches),
                       log_path=_path(log_path or env.get(LOG_ENV)),
-                      max_concurrency=concurrency, timing=timing)
+                      max_concurrency=concurrency, timing=timing,
+                      max_response_bytes=int(response_mb * 2**20) if response_mb
+                      else DEFAULT_MAX_RESPONSE_BYTES)

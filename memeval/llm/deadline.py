@@ -29,6 +29,7 @@ import functools
 import json
 import ssl
 import time
+import zlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,13 @@ try:  # the HTTP library under the anthropic SDK: httpx2 in recent releases, els
 except ImportError:  # pragma: no cover - older SDKs
     import httpx  # type: ignore[no-redef]
 
+from memeval.llm.body_cap import (
+    ACCEPTED_ENCODINGS,
+    MAX_RESPONSE_HEADER,
+    CappedBody,
+    ResponseTooLarge,
+    too_large_text,
+)
 from memeval.llm.structured import asked_mode, rejects_mode
 
 DEADLINE_HEADER = "x-memeval-deadline"
@@ -64,6 +72,19 @@ def _deadline(request: httpx.Request) -> Deadline | None:
         return Deadline(float(at), float(seconds))
     except ValueError:
         return None
+
+
+def _cap(request: httpx.Request) -> int | None:
+    """The call's response size cap (set per call by the client), asking only for
+    encodings whose decoded size can be bounded as they arrive."""
+    raw = request.headers.pop(MAX_RESPONSE_HEADER, None)
+    try:
+        cap = int(raw) if raw else None
+    except ValueError:
+        return None
+    if cap is not None:
+        request.headers["accept-encoding"] = ACCEPTED_ENCODINGS
+    return cap
 
 
 def _left(deadline: Deadline | None, request: httpx.Request) -> float | None:
@@ -127,6 +148,69 @@ def _structured_rejection(request: httpx.Request, status: int, body: bytes) -> b
     except (ValueError, TypeError, AttributeError):
         return False
     return mode != "prompt" and rejects_mode(mode, body.decode("utf-8", "replace"))
+
+
+def _unreadable(request: httpx.Request, why: str) -> httpx.Response:
+    """An answer refused unread (too large, or not decodable); retrying would fetch the
+    same again, so it is marked not to be retried."""
+    return httpx.Response(
+        502, request=request, headers={"x-should-retry": "false"},
+        json={"type": "error", "error": {"type": "api_error", "message": why}})
+
+
+def _body_of(response: httpx.Response, content: bytes,
+             request: httpx.Request) -> httpx.Response:
+    """`response` with its body read and decoded: the SDK gets it whole."""
+    headers = {k: v for k, v in response.headers.items()
+               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")}
+    return httpx.Response(response.status_code, headers=headers, content=content,
+                          request=request, extensions=response.extensions)
+
+
+def _reader(response: httpx.Response, cap: int) -> CappedBody:
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap \
+            and response.headers.get("content-encoding", "identity") == "identity":
+        raise ResponseTooLarge(f"{declared} bytes declared: too large")  # not worth reading
+    return CappedBody(cap, response.headers.get("content-encoding", ""))
+
+
+def _read_capped(response: httpx.Response, cap: int, deadline: Deadline | None,
+                 request: httpx.Request) -> httpx.Response:
+    """Read the whole body, decoded, within `cap` bytes and the deadline."""
+    try:
+        body = _reader(response, cap)
+        for chunk in response.stream:  # type: ignore[union-attr]
+            body.feed(chunk)
+            _left(deadline, request)
+        content = body.finish()
+    except (ResponseTooLarge, zlib.error) as exc:
+        return _unreadable(request, _refusal(exc, cap))
+    finally:
+        response.close()
+    return _body_of(response, content, request)
+
+
+async def _aread_capped(response: httpx.Response, cap: int, deadline: Deadline | None,
+                        request: httpx.Request) -> httpx.Response:
+    """The async twin of `_read_capped`."""
+    try:
+        body = _reader(response, cap)
+        async for chunk in response.stream:  # type: ignore[union-attr]
+            body.feed(chunk)
+            _left(deadline, request)
+        content = body.finish()
+    except (ResponseTooLarge, zlib.error) as exc:
+        return _unreadable(request, _refusal(exc, cap))
+    finally:
+        await response.aclose()
+    return _body_of(response, content, request)
+
+
+def _refusal(exc: Exception, cap: int) -> str:
+    if isinstance(exc, zlib.error):
+        return f"memeval: the server's compressed answer could not be decoded ({exc})"
+    return str(exc) if str(exc).startswith("memeval:") else too_large_text(cap)
 
 
 def _error_answer(response: httpx.Response, body: bytes, request: httpx.Request,
@@ -221,10 +305,13 @@ class DeadlineTransport(httpx.BaseTransport):
         if deadline is not None and deadline.left() <= 0:
             return _expired(request, deadline)
         attempt = _attempt_timeout(request)
+        cap = _cap(request)
         if deadline is not None:
             _set_timeouts(request, deadline.left(), cap_only=True)
         try:
             response = self._inner.handle_request(request)
+            if cap is not None:
+                response = _read_capped(response, cap, deadline, request)
         except httpx.TimeoutException:
             if deadline is not None and deadline.left() <= 0:
                 return _expired(request, deadline)
@@ -260,20 +347,23 @@ class AsyncDeadlineTransport(httpx.AsyncBaseTransport):
         if deadline is not None and deadline.left() <= 0:
             return _expired(request, deadline)
         attempt = _attempt_timeout(request)
-        if self._patient:
-            answered = await self._patiently(request, deadline, attempt)
-            if isinstance(answered, str):
-                return _gave_up(request, answered)
-            response = answered
-        else:
-            if deadline is not None:
-                _set_timeouts(request, deadline.left(), cap_only=True)
-            try:
+        cap = _cap(request)
+        try:
+            if self._patient:
+                answered = await self._patiently(request, deadline, attempt)
+                if isinstance(answered, str):
+                    return _gave_up(request, answered)
+                response = answered
+            else:
+                if deadline is not None:
+                    _set_timeouts(request, deadline.left(), cap_only=True)
                 response = await self._inner.handle_async_request(request)
-            except httpx.TimeoutException:
-                if deadline is not None and deadline.left() <= 0:
-                    return _expired(request, deadline)
-                raise
+            if cap is not None:
+                response = await _aread_capped(response, cap, deadline, request)
+        except httpx.TimeoutException:
+            if deadline is not None and deadline.left() <= 0:
+                return _expired(request, deadline)
+            raise
         if self._on_status is not None:
             self._on_status(response.status_code)
         if response.status_code >= 400:

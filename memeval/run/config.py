@@ -44,6 +44,7 @@ class LLMOptions:
         prices: price table overriding the bundled one.
         timeout: seconds per HTTP attempt (default 60).
         deadline: seconds per call, retries included (default 80).
+        max_response_mb: the most megabytes one answer may hold once decoded (default 8).
     """
 
     cache: str | bool | None = None
@@ -54,6 +55,7 @@ class LLMOptions:
     prices: str | None = None
     timeout: float | None = None
     deadline: float | None = None
+    max_response_mb: float | None = None
 
 
 @dataclass(frozen=True)

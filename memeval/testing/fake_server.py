@@ -21,6 +21,7 @@ than `min_cache_tokens` are not cached, as the API ignores short prefixes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -28,9 +29,11 @@ import math
 import re
 import select
 import socket
+import struct
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -44,7 +47,8 @@ from memeval.testing.keyword_model import keyword_model, schema_source
 CHARS_PER_TOKEN = 4  # the fake tokenizer
 SECRET_HEADERS = frozenset({"x-api-key", "authorization"})
 
-FaultKind = Literal["status", "drop", "malformed", "truncated", "latency", "empty"]
+FaultKind = Literal["status", "drop", "malformed", "truncated", "latency", "empty", "endless",
+                    "gzip_bomb"]
 Reply = str | dict[str, Any]
 Behaviour = Callable[[dict[str, Any]], Reply]
 
@@ -61,16 +65,20 @@ class Fault:
         kind: `status` (an error reply), `drop` (close the socket, no reply),
             `malformed` (200 with a body that is not JSON), `truncated` (200 whose
             JSON stops halfway), `latency` (answer normally after `delay`), `empty` (200
-            with `{}`, as some proxies answer an upstream failure).
+            with `{}`, as some proxies answer an upstream failure), `endless` (200 whose
+            chunked body of spaces never ends, sent as fast as the client reads), `gzip_bomb`
+            (200 `content-encoding: gzip` body that inflates to `size` bytes of spaces).
         status: HTTP status for `status` faults (429, 529, 500, ...).
         retry_after: seconds sent as `retry-after` (small keeps SDK retries fast).
         delay: seconds to wait before answering.
+        size: the inflated size of a `gzip_bomb`.
     """
 
     kind: FaultKind
     status: int = 529
     retry_after: float | None = 0.01
     delay: float = 0.0
+    size: int = 2**30
 
     @classmethod
     def http(cls, status: int, retry_after: float | None = 0.01) -> Fault:
@@ -424,6 +432,27 @@ def _as_messages_body(chat: dict[str, Any], honour_response_format: bool) -> dic
     return {k: v for k, v in body.items() if v is not None}
 
 
+ENDLESS_CHUNK = 64 * 1024
+
+
+@functools.cache
+def gzip_bomb(size: int) -> bytes:
+    """A gzip body that inflates to `size` spaces (about 1 KB per MB), built at once:
+    one megabyte is deflated, flushed to a byte boundary with no back-references, and
+    that piece repeated."""
+    block = b" " * 2**20
+    whole, rest = divmod(size, len(block))
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    piece = packer.compress(block) + packer.flush(zlib.Z_FULL_FLUSH)
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)
+    last = packer.compress(b" " * rest) + packer.flush()
+    crc = 0  # not computed (a second per GB): a client that inflates it all learns that
+    #          only at the end, once the memory is spent
+    header = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"  # gzip, deflate, no name
+    return b"".join([header, piece * whole, last,
+                     struct.pack("<II", crc, size & 0xFFFFFFFF)])
+
+
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _BATCH = re.compile(r"^/v1/messages/batches/(?P<id>[^/]+)$")
 _RESULTS = re.compile(r"^/v1/messages/batches/(?P<id>[^/]+)/results$")
@@ -511,12 +540,31 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"{}")
         elif fault.kind == "malformed":
             self._send(200, b'{"id": "msg_broken", "content": [ this is not json')
+        elif fault.kind == "endless":
+            self._endless()
+        elif fault.kind == "gzip_bomb":
+            self._send(200, gzip_bomb(fault.size), headers={"content-encoding": "gzip"})
         elif fault.kind == "truncated":
             whole = json.dumps({"id": "msg_cut", "type": "message", "content": []}).encode()
             self._send(200, whole[: len(whole) // 2], declared_length=len(whole))
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
         return True
+
+    def _endless(self) -> None:
+        """A 200 whose chunked body goes on until the client leaves."""
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header(FAKE_SERVER_HEADER, "keyword-model")
+        self.end_headers()
+        chunk = b"%x\r\n%s\r\n" % (ENDLESS_CHUNK, b" " * ENDLESS_CHUNK)
+        self.close_connection = True
+        try:
+            while True:
+                self.wfile.write(chunk)
+        except OSError:  # the client gave up: the point of the test
+            return
 
     def _compute(self) -> bool:
         """Take `latency` to answer, as a model does; False when the client left and this
