@@ -27,6 +27,7 @@ from memeval.llm.config import CallTiming, DoorConfig
 from memeval.llm.endpoint import ANTHROPIC, Endpoint
 from memeval.llm.prices import ModelPrice, PriceTable, load_prices
 from memeval.llm.records import CallRecord, LLMResponse
+from memeval.llm.spend import SpendLedger
 from memeval.llm.throttle import AdaptiveSlots, ThrottleLog
 from memeval.usage import ZERO_USAGE, Usage
 
@@ -48,7 +49,8 @@ class ModelAccess:
         self.cassette = (Cassette(config.replay, "replay") if config.replay is not None
                          else Cassette(config.record, "record") if config.record is not None
                          else None)
-        self.budget = Budget(config.max_cost)
+        self.budget = Budget(config.max_cost, None if config.spend_log is None
+                             else SpendLedger(config.spend_log))
         self.prices: PriceTable = load_prices(config.prices)
         self.throttled = ThrottleLog()
         self._lock = threading.Lock()
@@ -218,6 +220,7 @@ class ModelAccess:
                 "served_from_cache": bool(records) and all(
                     r.source in ("cache", "replay") for r in records),
                 "max_cost": state.max_cost, "budget_exhausted": state.exhausted,
+                "spent_by_earlier_attempts_usd": state.earlier,
                 "calls_refused_by_budget": state.refused, "price_table": self.prices.source,
                 **asdict(self.throttled), "endpoints": self.endpoints()}
 
@@ -232,6 +235,8 @@ class ModelAccess:
         """Close every client's sync connections (async ones close with their loop)."""
         for client in self.clients():
             client.close()
+        if self.budget.ledger is not None:
+            self.budget.ledger.close()
 
     def __enter__(self) -> ModelAccess:
         return self

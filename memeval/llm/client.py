@@ -344,9 +344,11 @@ class LLMClient:
             return 0.0, self.fail(request, key, f"BudgetExceeded: {exc}")
         if not self.budget.reserve(estimate):
             state = self.budget.state()
+            earlier = (f" (${state.earlier:.4f} of it by earlier attempts of this run "
+                       "folder)" if state.earlier else "")
             exc = BudgetExceeded(
-                f"call not sent: spend ${state.spent:.4f} plus this call's worst case "
-                f"${estimate:.4f} would pass --max-cost ${state.max_cost:.4f}")
+                f"call not sent: spend ${state.spent:.4f}{earlier} plus this call's worst "
+                f"case ${estimate:.4f} would pass --max-cost ${state.max_cost:.4f}")
             return estimate, self.fail(request, key, f"BudgetExceeded: {exc}")
         return estimate, None
 

@@ -74,6 +74,8 @@ class DoorConfig:
         max_cost: USD; calls that would pass it are not sent (BudgetExceeded).
         prices: price table added to the bundled one.
         log_path: JSONL file receiving one CallRecord per call (no headers, no key).
+        spend_log: the run folder's spend file: `max_cost` counts what earlier
+            attempts of the folder spent, and each call is added to it.
         batches: send calls through the Message Batches API.
         max_concurrency: requests in flight per endpoint, unless a spec's
             `concurrency=` or the server's own `/props` says otherwise.
@@ -89,6 +91,7 @@ class DoorConfig:
     max_cost: float | None = None
     prices: Path | None = None
     log_path: Path | None = None
+    spend_log: Path | None = None
     batches: bool = False
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     timing: CallTiming = field(default_factory=CallTiming)
@@ -140,7 +143,8 @@ def door_config(*, cache: str | Path | bool | None = None, record: str | Path | 
                 prices: str | Path | None = None, batches: bool | None = None,
                 log_path: str | Path | None = None, max_concurrency: int | None = None,
                 timeout: float | None = None, deadline: float | None = None,
-                max_response_mb: float | None = None) -> DoorConfig:
+                max_response_mb: float | None = None,
+                spend_log: Path | None = None) -> DoorConfig:
     """A DoorConfig from explicit options, each falling back to its environment variable.
 
     Args:
@@ -157,6 +161,7 @@ def door_config(*, cache: str | Path | bool | None = None, record: str | Path | 
         deadline: seconds per call, retries included (`$MEMEVAL_DEADLINE`).
         max_response_mb: the most megabytes one answer may hold once decoded
             (`$MEMEVAL_MAX_RESPONSE_MB`, default 8).
+        spend_log: the run folder's spend file (see `DoorConfig`).
     """
     env = os.environ
     if cache is None:
@@ -175,7 +180,7 @@ def door_config(*, cache: str | Path | bool | None = None, record: str | Path | 
                       record=_path(record or env.get(RECORD_ENV)),
                       replay=_path(replay or env.get(REPLAY_ENV)), max_cost=cost,
                       prices=_path(prices), batches=bool(batches),
-                      log_path=_path(log_path or env.get(LOG_ENV)),
+                      log_path=_path(log_path or env.get(LOG_ENV)), spend_log=spend_log,
                       max_concurrency=concurrency, timing=timing,
                       max_response_bytes=int(response_mb * 2**20) if response_mb
                       else DEFAULT_MAX_RESPONSE_BYTES)

@@ -220,7 +220,7 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
     judges = [resolve_judge(spec) for spec in config.judges]
     check_model_access(config, [*selectors, *judges])
     notes: list[str] = []
-    models = _open_models(config, [*selectors, *judges], notes.append)
+    models = _open_models(config, [*selectors, *judges], notes.append, run_dir)
     try:
         return _run(config, run_dir, scenarios, scenario_errors, selectors, judges, models,
                     progress=progress, page=page, finish=finish, shard=shard,
@@ -412,24 +412,26 @@ def check_model_access(config: RunConfig, components: Iterable[Any]) -> None:
 
 
 def _open_models(config: RunConfig, components: Sequence[Any],
-                 say: Callable[[str], None]) -> ModelAccess | None:
+                 say: Callable[[str], None], run_dir: Path) -> ModelAccess | None:
     """The run's model access, handed to every component that calls a model (the
     selectors get it as each is built); None for an offline run, which never loads
     the SDKs. Each endpoint's concurrency is the spec's `concurrency=`, else what the
     server states (`/props`), else the run's; `say` is told the choice. Refuses a
-    `--max-cost` it could not enforce, before any call."""
+    `--max-cost` it could not enforce, before any call. The budget counts what earlier
+    attempts of `run_dir` spent (its `spend.jsonl`)."""
     calling = model_components(components)
     if not calling:
         return None
     from memeval.llm.access import ModelAccess, connect
     from memeval.llm.config import CONCURRENCY_ENV, door_config
+    from memeval.llm.spend import SPEND_FILE
 
     options: dict[str, Any] = {k: v for k, v in asdict(config.llm).items() if v is not None}
     if not os.environ.get(CONCURRENCY_ENV):
         # Each session has at most one call in flight, so the door should admit as many
         # calls as there are sessions; a smaller cap would quietly serialize the run.
         options["max_concurrency"] = max(1, config.concurrency)
-    models = ModelAccess(door_config(**options))
+    models = ModelAccess(door_config(**options, spend_log=run_dir / SPEND_FILE))
     for component in calling:
         connect(component, models)
     if models.budget.max_cost is not None:
