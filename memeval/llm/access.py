@@ -29,6 +29,7 @@ from memeval.llm.prices import ModelPrice, PriceTable, load_prices
 from memeval.llm.records import CallRecord, LLMResponse
 from memeval.llm.spend import SpendLedger
 from memeval.llm.throttle import AdaptiveSlots, ThrottleLog
+from memeval.llm.writable import require_appendable
 from memeval.usage import ZERO_USAGE, Usage
 
 if TYPE_CHECKING:
@@ -49,6 +50,12 @@ class ModelAccess:
         self.cassette = (Cassette(config.replay, "replay") if config.replay is not None
                          else Cassette(config.record, "record") if config.record is not None
                          else None)
+        if config.record is not None:
+            require_appendable(config.record, "cassette", "pass a writable "
+                               "--record-cassette path")
+        if config.log_path is not None:
+            require_appendable(config.log_path, "call log", "point $MEMEVAL_LLM_LOG at a "
+                               "writable file, or unset it")
         self.budget = Budget(config.max_cost, None if config.spend_log is None
                              else SpendLedger(config.spend_log))
         self.prices: PriceTable = load_prices(config.prices)

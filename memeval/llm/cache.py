@@ -7,6 +7,7 @@ validated answers are stored (the client decides), never errors or refusals.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -22,6 +23,14 @@ def default_cache_path() -> Path:
     """`$XDG_CACHE_HOME/memeval/llm.sqlite` (default `~/.cache/...`): reruns cost nothing."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "memeval" / "llm.sqlite"
+
+
+_DAMAGED = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def _disk_full(exc: BaseException) -> bool:
+    return (getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+            or getattr(exc, "errno", None) == errno.ENOSPC)
 
 
 BUSY_TIMEOUT_S = 30.0  # concurrent writers wait this long for the lock before failing
@@ -52,17 +61,31 @@ class ResponseCache:
                 conn.execute(_SCHEMA)
                 conn.commit()
                 verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
-        except sqlite3.DatabaseError as exc:
-            raise LLMError(self._corrupt(str(exc))) from exc
+                # Take the write lock once, so a cache that could be read but not
+                # written is refused now rather than after the first paid answer.
+                conn.execute("BEGIN IMMEDIATE")
+                conn.rollback()
         except (OSError, sqlite3.Error) as exc:
-            raise LLMError(f"{self.path}: cannot open response cache ({exc}); "
-                           "pass a writable --cache path or --no-cache") from exc
+            raise LLMError(self._cannot(exc, "open")) from exc
         if verdict != "ok":
             raise LLMError(self._corrupt(verdict))
 
     def _corrupt(self, detail: str) -> str:
         return (f"{self.path}: the response cache is corrupt ({detail}); delete the file "
                 "(answers are fetched again) or run with --no-cache")
+
+    def _cannot(self, exc: BaseException, doing: str) -> str:
+        """Why the cache failed: a full disk and an unwritable place are said as such
+        (deleting the file would throw paid answers away); only real damage is corrupt."""
+        if _disk_full(exc):
+            return (f"{self.path}: disk full: cannot {doing} the response cache ({exc}); "
+                    "its answers are intact: free some space and rerun, or run with "
+                    "--no-cache")
+        code = getattr(exc, "sqlite_errorcode", None)
+        if isinstance(exc, sqlite3.DatabaseError) and code in _DAMAGED:
+            return self._corrupt(str(exc))
+        return (f"{self.path}: cannot {doing} the response cache ({exc}); pass a "
+                "writable --cache path or --no-cache")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
@@ -76,11 +99,19 @@ class ResponseCache:
         return json.loads(row[0]) if row else None
 
     def put(self, key: str, model: str, message: dict[str, Any]) -> None:
-        """Store an answer; the first writer of a key wins (answers are interchangeable)."""
-        with closing(self._connect()) as conn:
-            conn.execute("INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?)",
-                         (key, model, json.dumps(message, ensure_ascii=False), time.time()))
-            conn.commit()
+        """Store an answer; the first writer of a key wins (answers are interchangeable).
+
+        Raises:
+            LLMError: the answer could not be stored (a full disk says so).
+        """
+        try:
+            with closing(self._connect()) as conn:
+                conn.execute("INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?)",
+                             (key, model, json.dumps(message, ensure_ascii=False),
+                              time.time()))
+                conn.commit()
+        except (OSError, sqlite3.Error) as exc:
+            raise LLMError(self._cannot(exc, "store an answer in")) from exc
 
     def stats(self) -> list[dict[str, Any]]:
         """Per model: answers stored, their bytes, and the oldest and newest (UTC epoch s)."""

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from memeval.errors import MemevalError
+
 DEFAULT_SELECTORS: tuple[str, ...] = ("bm25", "recency", "oracle")
 DEFAULT_JUDGES: tuple[str, ...] = ("gold",)
 # A compat spec: a preset (`faithful`, `hardened`) and its switches (`memeval.session.Compat`).
@@ -97,6 +99,13 @@ class RunConfig:
     scenario_ids: tuple[str, ...] = ()
     limit: int | None = None
     llm: LLMOptions = field(default_factory=lambda: LLMOptions())
+
+    def __post_init__(self) -> None:
+        for option, specs in (("-s/--selector", self.selectors), ("-j/--judge", self.judges)):
+            twice = sorted({s for s in specs if specs.count(s) > 1})
+            if twice:  # each would be evaluated, and paid for, once per mention
+                raise MemevalError(f"{option} {', '.join(map(repr, twice))} given more than "
+                                   "once; give each spec once (--repeats runs a spec again)")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
