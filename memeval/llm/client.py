@@ -180,8 +180,9 @@ class LLMClient:
         api_key = self.api_key_override or self.target.api_key()
         if api_key is not None:
             kwargs["api_key"] = api_key
-        if self.target.base_url is not None:
-            kwargs["base_url"] = self.target.base_url
+        # Resolved (and checked) here, variable included: the SDK never reads
+        # $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL by itself.
+        kwargs["base_url"] = self.target.url
         module = require_openai() if self.target.transport == "openai" else anthropic
         pool, patient = self.max_concurrency, self.target.local
         kwargs["http_client"] = (

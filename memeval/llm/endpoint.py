@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from memeval.errors import MemevalError
 
@@ -35,20 +35,49 @@ CACHE_SCOPE = "memeval-cache-2"  # bump to retire every cached answer at once
 FAKE_SERVER_HEADER = "x-memeval-fake-server"  # memeval's loopback test server marks answers
 
 
-def normalise_url(url: str) -> str:
+# A path segment that is a key: a provider's key prefix, or a long token mixing upper
+# and lower case with digits (hex ids and UUIDs, which gateways put in paths, do not).
+_KEY_PREFIX = re.compile(r"^(sk|pk|rk|gsk|xai|hf|key|api[-_]?key|token)[-_]", re.IGNORECASE)
+_LONG_TOKEN = re.compile(r"^[A-Za-z0-9_\-.~]{32,}$")
+
+
+def _looks_like_key(segment: str) -> bool:
+    if _KEY_PREFIX.match(segment) and len(segment) >= 12:
+        return True
+    return bool(_LONG_TOKEN.match(segment)) and any(c.isupper() for c in segment) \
+        and any(c.islower() for c in segment) and any(c.isdigit() for c in segment)
+
+
+def _known_keys() -> list[str]:
+    """The keys in the environment (long enough to be real), which no URL may carry."""
+    names = [*KEY_ENVS.values(), AUTH_TOKEN_ENV]
+    return [v for v in (os.environ.get(n) for n in names) if v and len(v) >= 16]
+
+
+def normalise_url(url: str, source: str = "base_url") -> str:
     """One spelling per server: lowercase scheme and host, no default port, no trailing `/`.
 
-    Raises MemevalError for anything but `http(s)://host[:port][/path]`.
+    Raises MemevalError for anything but `http(s)://host[:port][/path]`, and for a URL
+    that carries a key anywhere (user info, query, fragment, a path segment): a base
+    URL is written into config.json, rows, the summary, the report and the CLI's
+    output. The message names `source` (the option or variable) and never echoes
+    more than the scheme and host.
     """
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
-    shown = f"{scheme}://{parts.hostname or '?'}"  # never echo what may hold a secret
+    shown = f"{source} {scheme}://{parts.hostname or '?'}"  # never echo a secret
     if scheme not in _DEFAULT_PORTS or not parts.hostname:
-        raise MemevalError(f"base_url {shown}…: expected http(s)://host[:port][/path]")
-    if parts.username or parts.password or parts.query:
-        raise MemevalError(f"base_url {shown}…: put no credentials or query in the URL (it "
-                           "is written into results); name the variable holding the key "
-                           "with api_key_env=NAME")
+        raise MemevalError(f"{shown}…: expected http(s)://host[:port][/path]")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise MemevalError(f"{shown}…: put no credentials, query or fragment in the URL "
+                           "(it is written into results); name the variable holding the "
+                           "key with api_key_env=NAME")
+    if any(_looks_like_key(unquote(seg)) for seg in parts.path.split("/")) \
+            or any(key in url or quote(key, safe="") in url for key in _known_keys()):
+        raise MemevalError(f"{shown}…: its path holds what looks like a key (it would be "
+                           "written into results and printed); give the server's URL "
+                           "without it and name the variable holding the key with "
+                           "api_key_env=NAME")
     host = parts.hostname.lower()
     try:
         port = parts.port
@@ -91,8 +120,9 @@ class Endpoint:
         """The server calls go to, as the SDK resolves it: option, variable, public API."""
         if self.base_url is not None:
             return self.base_url
-        return normalise_url(os.environ.get(BASE_URL_ENVS[self.transport])
-                             or PUBLIC_URLS[self.transport])
+        variable = BASE_URL_ENVS[self.transport]
+        return normalise_url(os.environ.get(variable) or PUBLIC_URLS[self.transport],
+                             f"${variable}")
 
     @property
     def key_env(self) -> str:
