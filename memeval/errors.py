@@ -7,3 +7,8 @@ INVALID_OUTPUT = "invalid output"
 
 class MemevalError(Exception):
     """Something memeval was asked to do cannot be done; the message names the fix."""
+
+
+# A model call the door refused because the run is stopping (a signal): the turn it
+# belonged to is dropped and played again on resume, never written as an error.
+STOPPED_CALL = "StopRequested: the run is stopping"

@@ -69,6 +69,17 @@ class ModelAccess:
                                                     dict[Endpoint, AdaptiveSlots]]
         self._loop_slots = weakref.WeakKeyDictionary()
         self._pending: dict[str, Future[LLMResponse]] = {}
+        self._stop: threading.Event | None = None
+
+    # -- stopping ---------------------------------------------------------------------------
+    def stop_calls_on(self, event: threading.Event) -> None:
+        """Send no new call once `event` is set (the run got a signal): each is answered
+        with a `STOPPED_CALL` error instead, which the run does not write as a row."""
+        self._stop = event
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop is not None and self._stop.is_set()
 
     # -- clients ------------------------------------------------------------------------
     def client(self, endpoint: Endpoint = ANTHROPIC, timing: CallTiming | None = None, *,

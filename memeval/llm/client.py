@@ -28,7 +28,7 @@ from typing import Any
 
 import anthropic
 
-from memeval.errors import INVALID_OUTPUT
+from memeval.errors import INVALID_OUTPUT, STOPPED_CALL
 from memeval.llm.access import ModelAccess
 from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.body_cap import MAX_RESPONSE_HEADER
@@ -461,6 +461,8 @@ class LLMClient:
         return LLMResponse(text=first.text, message=first.message, record=record)
 
     def _call(self, request: LLMRequest, key: str, validate: Validator | None) -> LLMResponse:
+        if self.access.stopping:
+            return self.fail(request, key, f"{STOPPED_CALL}; this call was not sent")
         estimate, refused = self.admit(request, key, batch=False)
         if refused is not None:
             return refused
@@ -477,6 +479,8 @@ class LLMClient:
 
     async def _acall(self, request: LLMRequest, key: str,
                      validate: Validator | None) -> LLMResponse:
+        if self.access.stopping:
+            return self.fail(request, key, f"{STOPPED_CALL}; this call was not sent")
         estimate, refused = self.admit(request, key, batch=False)
         if refused is not None:
             return refused

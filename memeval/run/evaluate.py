@@ -263,6 +263,8 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
                 digest.add(result)
 
         with stop_on_signals() as stop:
+            if models is not None:
+                models.stop_calls_on(stop)
             run_coroutine(run_units(todo, config, judges, on_rows=write,
                                     on_error=failures.add, on_turn=lambda: bar.update(1),
                                     stop=stop, every=(SYNC_EVERY_S, writer.flush),

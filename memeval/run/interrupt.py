@@ -1,10 +1,12 @@
 """Ctrl-C and SIGTERM during a run: the first asks it to stop, the second ends it at once.
 
 A run is many independent units (a turn, or a stretch of turns, see
-`memeval.run.evaluate`). On the first signal no new unit starts, running units stop at
-their next turn boundary (a unit of one turn finishes it; the rows of a stopped
-longer unit are not written, and every answer it paid for is in the response cache,
-so the resume pays nothing twice), and finished units stay on disk. A second signal
+`memeval.run.evaluate`). On the first signal no new unit starts and the model door
+sends no new call (`ModelAccess.stop_calls_on`); running units stop at their next
+turn boundary or call (the rows of a stopped unit are not written, and every answer
+it was paid for is in the response cache, so the resume pays nothing twice); calls
+still in flight a few seconds later are cancelled (`runner.STOP_GRACE_S`), so a slow
+server cannot hold the run; finished units stay on disk. A second signal
 exits immediately: rows are fsynced within half a second of their unit ending, and
 the answers of any that were not are in the cache.
 """
@@ -19,7 +21,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from memeval.errors import MemevalError
+from memeval.errors import STOPPED_CALL, MemevalError
+
+__all__ = ["EXIT_INTERRUPTED", "STOPPED_CALL", "RunInterrupted", "StopRequested",
+           "stop_on_signals"]
 
 EXIT_INTERRUPTED = 130  # the shell's code for a run ended by SIGINT
 
@@ -54,8 +59,9 @@ def stop_on_signals() -> Iterator[threading.Event]:
                              "ago are on disk, and the answers of the rest are cached.\n")
             os._exit(EXIT_INTERRUPTED)
         stop.set()
-        sys.stderr.write(f"\nmemeval: {signal.Signals(signum).name} — finishing the units "
-                         "in flight at their next turn; press Ctrl-C again to stop at once.\n")
+        sys.stderr.write(f"\nmemeval: {signal.Signals(signum).name} — no new model call is "
+                         "sent; calls in flight get a few seconds; press Ctrl-C again to "
+                         "stop at once.\n")
 
     previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -13,7 +13,7 @@ import asyncio
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,7 +25,7 @@ from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
 from memeval.log import RecordedTurn, TurnResult
 from memeval.memdir.text import utf8_len
 from memeval.run.config import CompatName, RunConfig
-from memeval.run.interrupt import StopRequested
+from memeval.run.interrupt import STOPPED_CALL, StopRequested
 from memeval.run.scratch import WorldsFolder, scratch_folder, world_bytes
 from memeval.scenarios import (
     MaterializedScenario,
@@ -483,7 +483,12 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
             if walk is None:
                 context.add(record)
             request = judge_request(turn, record)
-            judgements = {judge.name: await ascore(judge, request) for judge in judges}
+            judgements = {}
+            for judge in judges:  # no judge call is sent once a stop is asked for
+                _check_stop(stop, scenario, turn)
+                judgements[judge.name] = await ascore(judge, request)
+            if _refused_by_stop(record, judgements.values()):
+                raise StopRequested(f"{scenario.id}: stopped during turn {turn.id}")
             rows.append(turn_result(unit, index, turn, record, judgements,
                                     phase1_reachability(turn, world.indexed),
                                     root=str(world.files.root), history=world.config.history,
@@ -509,6 +514,13 @@ async def aplay_turn(session: Session, scenario: Scenario, turn: Turn,
         turn_id=turn.id,
         repeat=repeat,
     )
+
+
+def _refused_by_stop(record: TurnRecord, judgements: Iterable[Judgement]) -> bool:
+    """Did the model door refuse one of the turn's calls because the run is stopping?
+    Such a turn is not an answer: it is dropped and played again on resume."""
+    errors = [*record.errors, *(j.error for j in judgements if j.error)]
+    return any(STOPPED_CALL in e for e in errors)
 
 
 def _check_stop(stop: threading.Event | None, scenario: Scenario, turn: Turn) -> None:

@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from memeval.llm.access import ModelAccess
 
 WorldKey = tuple[int, int]  # (id of the scenario, repeat)
+STOP_GRACE_S = 5.0  # after a stop, calls in flight get this long before they are cancelled
+STOP_POLL_S = 0.1  # how often the runner looks at the stop event (set by a signal handler)
 
 
 def world_key(unit: Unit) -> WorldKey:
@@ -118,8 +120,9 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
     order given.
 
     Each finished unit's rows go to `on_rows` as soon as it ends; a unit that raises
-    goes to `on_error` and costs only itself. Once `stop` is set no unit starts, and
-    running ones end at their next turn boundary without rows. `every` = (seconds,
+    goes to `on_error` and costs only itself. Once `stop` is set no unit starts,
+    running ones end at their next turn boundary or model call without rows, and
+    those still running `STOP_GRACE_S` later are cancelled. `every` = (seconds,
     call) is called that often while units run (the writer's flush). If `on_rows`
     fails (the disk is full), no unit starts any more and the first such error is
     raised once the running ones have ended. `models` is the run's model access,
@@ -138,6 +141,10 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
                                    on_turn, stop)
         except StopRequested:
             pass
+        except asyncio.CancelledError:
+            if stop is None or not stop.is_set():
+                raise
+            # cancelled by `_cancel_after_stop`: a stopped unit writes no rows
         except Exception as exc:  # one broken unit must not cost the others
             on_error(unit, exc)
         else:
@@ -153,6 +160,7 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
                 warnings.warn(f"could not clean up after {unit.key}: {exc}", stacklevel=1)
 
     ticker = None if every is None else asyncio.create_task(_every(*every))
+    watcher = None if stop is None else asyncio.create_task(_cancel_after_stop(stop, running))
     try:
         for unit in units:
             await slots.acquire()
@@ -165,11 +173,24 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
         while running:
             await asyncio.gather(*running)
     finally:
-        if ticker is not None:
-            ticker.cancel()
+        for task in (ticker, watcher):
+            if task is not None:
+                task.cancel()
         worlds.close()
     if fatal:
         raise fatal[0]
+
+
+async def _cancel_after_stop(stop: threading.Event, running: set[asyncio.Task[None]]) -> None:
+    """Once `stop` is set, give the units in flight `STOP_GRACE_S` to end (the door sends
+    no new call, so they end at their call in flight), then cancel the rest: a server
+    that takes a minute per answer must not hold the run that long."""
+    while not stop.is_set():
+        await asyncio.sleep(STOP_POLL_S)
+    if running:
+        await asyncio.wait(set(running), timeout=STOP_GRACE_S)
+    for task in set(running):
+        task.cancel()
 
 
 async def _every(seconds: float, call: Callable[[], None]) -> None:

@@ -95,3 +95,35 @@ def test_a_second_sigint_stops_at_once(tmp_path: Path):
     _, err = again.communicate(timeout=120)
     assert again.returncode == 0, err
     assert not list(worlds.iterdir())
+
+
+def test_sigterm_sends_no_new_call_and_cancels_slow_ones_within_seconds(tmp_path: Path):
+    """A server taking 20 s per answer, selector and judge both models: before, SIGTERM
+    took 89 s to end such a run and sent new judge calls ~40 s after the signal."""
+    write_suite(tmp_path / "scenarios", SCENARIOS)
+    out = tmp_path / "run"
+    with FakeMessagesServer(latency=20.0) as server:
+        env = {**os.environ, "ANTHROPIC_API_KEY": "test-key-interrupt",
+               "ANTHROPIC_BASE_URL": server.url, "MEMEVAL_WORLDS": str(tmp_path / "w")}
+        child = _run(["run", "--quiet", "--scenarios", str(tmp_path / "scenarios" / "*.yaml"),
+                      "-s", "claude", "-j", "claude", "--no-cache", "--concurrency", "4",
+                      "--out", str(out)], env)
+        deadline = time.monotonic() + 60
+        while server.held < 4 and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)  # four selector calls in flight
+        child.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        time.sleep(0.5)
+        asked_by_then = len(server.requests)
+        _, err = child.communicate(timeout=60)
+        stopped_in = time.monotonic() - sent
+        new_calls = len(server.requests) - asked_by_then
+    print(f"SIGTERM: exit {child.returncode} after {stopped_in:.1f} s; {new_calls} calls "
+          "sent after the signal")
+    assert child.returncode == 130, err
+    assert new_calls == 0
+    assert stopped_in < 12  # the 5 s grace, then the calls in flight are cancelled
+    assert (out / INCOMPLETE_MARKER).exists()
+    rows = (out / RESULTS_FILE).read_text().splitlines() if (out / RESULTS_FILE).exists() \
+        else []
+    assert not any("StopRequested" in row for row in rows)  # a refused call is not a row
