@@ -20,6 +20,7 @@ from concurrent.futures import Future
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from memeval.llm.batch_journal import BatchJournal
 from memeval.llm.budget import Budget, BudgetState
 from memeval.llm.cache import ResponseCache
 from memeval.llm.cassette import Cassette, scrub
@@ -56,6 +57,8 @@ class ModelAccess:
         if config.log_path is not None:
             require_appendable(config.log_path, "call log", "point $MEMEVAL_LLM_LOG at a "
                                "writable file, or unset it")
+        self.batch_journal = (BatchJournal(config.batch_log) if config.batch_log is not None
+                              else None)
         self.budget = Budget(config.max_cost, None if config.spend_log is None
                              else SpendLedger(config.spend_log))
         self.prices: PriceTable = load_prices(config.prices)

@@ -8,7 +8,9 @@ so a runner needs no change to use batches.
 
 Cache and cassette answers are taken first; only the rest are sent, each under its
 request key as `custom_id` (64 hex digits fit the API's limit); identical requests
-are asked once. Each answer's latency is its share of the batch's wall time, so
+are asked once. A batch's id is written to the run's journal (`batch_journal`) before
+it is polled, so a run that dies while waiting collects it on resume instead of
+paying for it again. Each answer's latency is its share of the batch's wall time, so
 summed latencies equal the wait.
 """
 
@@ -18,6 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
+from typing import Any
 
 from memeval.llm.errors import describe_exception
 from memeval.llm.ledger import CallLedger, Validator
@@ -56,22 +59,27 @@ def run_message_batch(client: CallLedger, items: Sequence[BatchItem]) -> list[LL
 
 def _send(client: CallLedger, pending: dict[str, tuple[LLMRequest, float, Validator | None]]
           ) -> dict[str, LLMResponse]:
-
+    """Answer `pending`: from batches an earlier attempt created (the journal's open
+    ones holding any of these requests, polled rather than sent again), the rest from a
+    new batch, recorded in the journal before it is polled."""
     sdk = client.sync_client
     started = time.perf_counter()
+    journal, stash = client.batch_journal, client.batch_stash
     try:
-        batch = sdk.messages.batches.create(requests=[
-            {"custom_id": key, "params": request.to_params()}
-            for key, (request, _, _) in pending.items()])
-        deadline = time.monotonic() + client.batch_wait
-        while batch.processing_status != "ended":
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"batch {batch.id} still {batch.processing_status} after "
-                                   f"{client.batch_wait:.0f}s; fetch it later or raise "
-                                   "batch_wait")
-            time.sleep(client.poll_interval)
-            batch = sdk.messages.batches.retrieve(batch.id)
-        results = {line.custom_id: line.result for line in sdk.messages.batches.results(batch.id)}
+        if journal is not None:
+            for old in journal.open_batches(client.target.label(), set(pending) - set(stash)):
+                stash.update(_results(client, sdk, old.batch_id))
+                journal.read(old.batch_id)
+        results = {key: stash.pop(key) for key in list(pending) if key in stash}
+        fresh = [key for key in pending if key not in results]
+        if fresh:
+            batch = sdk.messages.batches.create(requests=[
+                {"custom_id": key, "params": pending[key][0].to_params()} for key in fresh])
+            if journal is not None:  # before polling: a crash from here on resumes it
+                journal.created(batch.id, client.target.label(), fresh)
+            results.update(_results(client, sdk, batch.id, batch))
+            if journal is not None:
+                journal.read(batch.id)
     except Exception as exc:  # the whole batch failed: every request records why
         error = f"batch failed: {describe_exception(exc)}"
         out = {}
@@ -97,6 +105,20 @@ def _send(client: CallLedger, pending: dict[str, tuple[LLMRequest, float, Valida
                                     latency=share, source="batch")
         out[key] = response
     return out
+
+
+def _results(client: CallLedger, sdk: Any, batch_id: str, batch: Any = None) -> dict[str, Any]:
+    """Poll batch `batch_id` until it ends, then its results by request key."""
+    batch = batch or sdk.messages.batches.retrieve(batch_id)
+    deadline = time.monotonic() + client.batch_wait
+    while batch.processing_status != "ended":
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"batch {batch_id} still {batch.processing_status} after "
+                               f"{client.batch_wait:.0f}s; rerun the same command to "
+                               "collect it (it is not sent again), or raise batch_wait")
+        time.sleep(client.poll_interval)
+        batch = sdk.messages.batches.retrieve(batch_id)
+    return {line.custom_id: line.result for line in sdk.messages.batches.results(batch_id)}
 
 
 class AutoBatcher:

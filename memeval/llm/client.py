@@ -30,6 +30,7 @@ import anthropic
 
 from memeval.errors import INVALID_OUTPUT, STOPPED_CALL
 from memeval.llm.access import ModelAccess
+from memeval.llm.batch_journal import BatchJournal
 from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.body_cap import MAX_RESPONSE_HEADER
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
@@ -133,6 +134,7 @@ class LLMClient:
         self.poll_interval, self.batch_wait = config.poll_interval, config.batch_wait
         self.batch_max = config.batch_max
         self._batcher = AutoBatcher(self, config.batch_window, config.batch_max)
+        self.batch_stash: dict[str, Any] = {}
         self._sync: Any = None
         self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
         self._async = weakref.WeakKeyDictionary()
@@ -152,6 +154,10 @@ class LLMClient:
     @property
     def budget(self) -> Budget:
         return self.access.budget
+
+    @property
+    def batch_journal(self) -> BatchJournal | None:
+        return self.access.batch_journal
 
     @property
     def prices(self) -> PriceTable:

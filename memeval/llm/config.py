@@ -76,6 +76,8 @@ class DoorConfig:
         log_path: JSONL file receiving one CallRecord per call (no headers, no key).
         spend_log: the run folder's spend file: `max_cost` counts what earlier
             attempts of the folder spent, and each call is added to it.
+        batch_log: the run folder's batch journal: batches are recorded before they
+            are polled, and a later attempt collects them instead of sending again.
         batches: send calls through the Message Batches API.
         max_concurrency: requests in flight per endpoint, unless a spec's
             `concurrency=` or the server's own `/props` says otherwise.
@@ -92,6 +94,7 @@ class DoorConfig:
     prices: Path | None = None
     log_path: Path | None = None
     spend_log: Path | None = None
+    batch_log: Path | None = None
     batches: bool = False
     max_concurrency: int = DEFAULT_MAX_CONCURRENCY
     timing: CallTiming = field(default_factory=CallTiming)
@@ -144,7 +147,7 @@ def door_config(*, cache: str | Path | bool | None = None, record: str | Path | 
                 log_path: str | Path | None = None, max_concurrency: int | None = None,
                 timeout: float | None = None, deadline: float | None = None,
                 max_response_mb: float | None = None,
-                spend_log: Path | None = None) -> DoorConfig:
+                spend_log: Path | None = None, batch_log: Path | None = None) -> DoorConfig:
     """A DoorConfig from explicit options, each falling back to its environment variable.
 
     Args:
@@ -162,6 +165,7 @@ def door_config(*, cache: str | Path | bool | None = None, record: str | Path | 
         max_response_mb: the most megabytes one answer may hold once decoded
             (`$MEMEVAL_MAX_RESPONSE_MB`, default 8).
         spend_log: the run folder's spend file (see `DoorConfig`).
+        batch_log: the run folder's batch journal (see `DoorConfig`).
     """
     env = os.environ
     if cache is None:
@@ -181,6 +185,7 @@ def door_config(*, cache: str | Path | bool | None = None, record: str | Path | 
                       replay=_path(replay or env.get(REPLAY_ENV)), max_cost=cost,
                       prices=_path(prices), batches=bool(batches),
                       log_path=_path(log_path or env.get(LOG_ENV)), spend_log=spend_log,
+                      batch_log=batch_log,
                       max_concurrency=concurrency, timing=timing,
                       max_response_bytes=int(response_mb * 2**20) if response_mb
                       else DEFAULT_MAX_RESPONSE_BYTES)

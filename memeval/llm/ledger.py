@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from memeval.llm.batch_journal import BatchJournal
 from memeval.llm.budget import Budget
+from memeval.llm.endpoint import Endpoint
 from memeval.llm.records import LLMResponse, Source
 from memeval.llm.request import LLMRequest
 
@@ -25,6 +27,11 @@ class CallLedger(Protocol):
     budget: Budget
     batch_wait: float
     poll_interval: float
+    target: Endpoint
+    batch_stash: dict[str, Any]  # results of an earlier attempt's batch not yet asked for
+
+    @property
+    def batch_journal(self) -> BatchJournal | None: ...
 
     @property
     def sync_client(self) -> Any: ...

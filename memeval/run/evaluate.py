@@ -425,6 +425,7 @@ def _open_models(config: RunConfig, components: Sequence[Any],
     if not calling:
         return None
     from memeval.llm.access import ModelAccess, connect
+    from memeval.llm.batch_journal import BATCH_FILE
     from memeval.llm.config import CONCURRENCY_ENV, door_config
     from memeval.llm.spend import SPEND_FILE
 
@@ -433,7 +434,8 @@ def _open_models(config: RunConfig, components: Sequence[Any],
         # Each session has at most one call in flight, so the door should admit as many
         # calls as there are sessions; a smaller cap would quietly serialize the run.
         options["max_concurrency"] = max(1, config.concurrency)
-    models = ModelAccess(door_config(**options, spend_log=run_dir / SPEND_FILE))
+    models = ModelAccess(door_config(**options, spend_log=run_dir / SPEND_FILE,
+                                     batch_log=run_dir / BATCH_FILE))
     for component in calling:
         connect(component, models)
     if models.budget.max_cost is not None:
