@@ -11,6 +11,7 @@ thing that appends rows.
 
 from memeval.log._files import (
     CONFIG_FILE,
+    GATE_FILE,
     INCOMPLETE_MARKER,
     PAYLOADS_FILE,
     REPORT_FILE,
@@ -37,17 +38,19 @@ from memeval.log._turn import RecordedTurn, SearchedDir, StoredMemory
 from memeval.log._writer import (
     ResultsWriter,
     RunFolderBusy,
+    RunFolderLinked,
     atomic_write_bytes,
     atomic_write_text,
+    refuse_links,
     write_json,
 )
 
 __all__ = [
-    "CONFIG_FILE", "INCOMPLETE_MARKER", "PAYLOADS_FILE", "REPORT_FILE", "RESULTS_FILE",
+    "CONFIG_FILE", "GATE_FILE", "INCOMPLETE_MARKER", "PAYLOADS_FILE", "REPORT_FILE", "RESULTS_FILE",
     "SCHEMA_VERSION", "SUMMARY_FILE", "PayloadFile", "PayloadStore", "RecordedTurn",
-    "Resolver", "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError",
+    "Resolver", "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError", "RunFolderLinked",
     "SchemaMismatch", "SearchedDir", "StoredMemory", "TurnKey", "TurnResult", "UnitKey",
     "UnitReader", "atomic_write_bytes", "atomic_write_text", "count_rows", "iter_results",
-    "payload_hash", "read_config", "read_per_turn", "read_results", "read_summary",
+    "payload_hash", "read_config", "read_per_turn", "read_results", "read_summary", "refuse_links",
     "relative_header", "write_json",
 ]

@@ -40,6 +40,7 @@ from memeval.log import (
     iter_results,
     read_config,
     read_summary,
+    refuse_links,
     write_json,
 )
 from memeval.run.config import RunConfig
@@ -236,6 +237,7 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
          page: Page | None, finish: Summarizer | None, shard: Shard | None, retry_errors: bool,
          notes: Sequence[str], say: Callable[[str], None]) -> RunOutcome:
     run_dir.mkdir(parents=True, exist_ok=True)
+    refuse_links(run_dir)  # before config.json is read through one
     _check_resumable(run_dir, config, shard)
 
     remembers = {spec: carries_state(s) for spec, s in zip(config.selectors, selectors,

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
 from memeval.jsonenc import finite, json_safe
+from memeval.log import GATE_FILE
 from memeval.scoring.catalog import CONFIDENCE, FALSE_FAILURE, GATED, PRIMARY, metric
 
 if TYPE_CHECKING:
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ERROR_RATE = 0.0
 MIN_PAIRS = 10  # fewer paired turns cannot resolve any sensible margin
-GATE_FILE = "gate.json"
 SHOWN_TURNS = 5  # errored or missing turns named in a message
 
 Status = Literal["pass", "fail", "skipped"]
