@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from memeval.cli import cli
-from memeval.log import CONFIG_FILE, RESULTS_FILE
+from memeval.log import CONFIG_FILE, INCOMPLETE_MARKER, RESULTS_FILE
 from tests.reliability._scenario import comparable_rows, write_suite
 
 
@@ -54,3 +54,31 @@ def test_config_json_records_each_scenario_digest_and_the_unit_plan(tmp_path: Pa
     assert set(plan["scenarios"]) == {"s0", "s1"}
     assert all(len(s["digest"]) == 16 for s in plan["scenarios"].values())
     assert len(plan["units"]) == 20 and plan["rows"] == 20
+
+
+# -------------------------------------------------------------- incomplete runs
+def test_the_gate_fails_a_run_marked_incomplete_even_on_thresholds_only(
+        tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    write_suite(scenarios, 2)
+    out = tmp_path / "run"
+    assert memeval(*run_args(scenarios, out)).exit_code == 0
+    assert memeval("gate", str(out), "--min-recall", "0").exit_code == 0
+    # What a run stopped by SIGTERM leaves: a summary of the rows so far, and the marker.
+    (out / INCOMPLETE_MARKER).write_text("This run has not finished\n")
+    gated = memeval("gate", str(out), "--min-recall", "0")
+    assert gated.exit_code == 1, gated.output
+    assert f"gate: FAIL: {out} is marked RUN_INCOMPLETE" in gated.output
+
+
+def test_the_gate_fails_a_run_whose_rows_do_not_cover_its_plan(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    write_suite(scenarios, 2)
+    out = tmp_path / "run"
+    assert memeval(*run_args(scenarios, out)).exit_code == 0
+    rows = (out / RESULTS_FILE).read_text().splitlines(keepends=True)
+    (out / RESULTS_FILE).write_text("".join(rows[3:]))  # three turns lost
+    assert memeval("report", str(out)).exit_code == 0  # the summary, rebuilt from the rows
+    gated = memeval("gate", str(out), "--min-recall", "0")
+    assert gated.exit_code == 1, gated.output
+    assert "17 of the 20 turns its plan holds" in gated.output
