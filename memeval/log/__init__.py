@@ -19,8 +19,17 @@ from memeval.log._files import (
     SUMMARY_FILE,
     TurnKey,
     UnitKey,
+    turn_key,
+    unit_key,
 )
-from memeval.log._payloads import PayloadStore, Resolver, payload_hash, relative_header
+from memeval.log._files import lines as stored_lines
+from memeval.log._payloads import (
+    PayloadStore,
+    Resolver,
+    dangling_refs,
+    payload_hash,
+    relative_header,
+)
 from memeval.log._reader import (
     PayloadFile,
     RowSink,
@@ -46,11 +55,12 @@ from memeval.log._writer import (
 )
 
 __all__ = [
-    "CONFIG_FILE", "GATE_FILE", "INCOMPLETE_MARKER", "PAYLOADS_FILE", "REPORT_FILE", "RESULTS_FILE",
-    "SCHEMA_VERSION", "SUMMARY_FILE", "PayloadFile", "PayloadStore", "RecordedTurn",
-    "Resolver", "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError", "RunFolderLinked",
-    "SchemaMismatch", "SearchedDir", "StoredMemory", "TurnKey", "TurnResult", "UnitKey",
-    "UnitReader", "atomic_write_bytes", "atomic_write_text", "count_rows", "iter_results",
-    "payload_hash", "read_config", "read_per_turn", "read_results", "read_summary", "refuse_links",
-    "relative_header", "write_json",
+    "CONFIG_FILE", "GATE_FILE", "INCOMPLETE_MARKER", "PAYLOADS_FILE", "REPORT_FILE",
+    "RESULTS_FILE", "SCHEMA_VERSION", "SUMMARY_FILE", "PayloadFile", "PayloadStore",
+    "RecordedTurn", "Resolver", "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError",
+    "RunFolderLinked", "SchemaMismatch", "SearchedDir", "StoredMemory", "TurnKey", "TurnResult",
+    "UnitKey", "UnitReader", "atomic_write_bytes", "atomic_write_text", "count_rows",
+    "dangling_refs", "iter_results", "payload_hash", "read_config", "read_per_turn",
+    "read_results", "read_summary", "refuse_links", "relative_header", "stored_lines",
+    "turn_key", "unit_key", "write_json",
 ]

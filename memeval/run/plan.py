@@ -15,12 +15,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memeval.log import TurnKey, UnitKey
-from memeval.run.play import Unit
-from memeval.run.shards import Shard
-from memeval.scenarios import Scenario
+
+if TYPE_CHECKING:
+    from memeval.run.play import Unit
+    from memeval.run.shards import Shard
+    from memeval.scenarios import Scenario
 
 PLAN_KEY = "plan"  # its key in config.json
 # Where a scenario was read from, not what it says: shares run on other machines.
