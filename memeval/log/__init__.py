@@ -47,9 +47,12 @@ from memeval.log._turn import RecordedTurn, SearchedDir, StoredMemory
 from memeval.log._writer import (
     ResultsWriter,
     RunFolderBusy,
+    RunFolderForeign,
     RunFolderLinked,
     atomic_write_bytes,
     atomic_write_text,
+    is_run_folder,
+    refuse_foreign,
     refuse_links,
     write_json,
 )
@@ -58,9 +61,9 @@ __all__ = [
     "CONFIG_FILE", "GATE_FILE", "INCOMPLETE_MARKER", "PAYLOADS_FILE", "REPORT_FILE",
     "RESULTS_FILE", "SCHEMA_VERSION", "SUMMARY_FILE", "PayloadFile", "PayloadStore",
     "RecordedTurn", "Resolver", "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError",
-    "RunFolderLinked", "SchemaMismatch", "SearchedDir", "StoredMemory", "TurnKey", "TurnResult",
-    "UnitKey", "UnitReader", "atomic_write_bytes", "atomic_write_text", "count_rows",
-    "dangling_refs", "iter_results", "payload_hash", "read_config", "read_per_turn",
-    "read_results", "read_summary", "refuse_links", "relative_header", "stored_lines",
-    "turn_key", "unit_key", "write_json",
+    "RunFolderForeign", "RunFolderLinked", "SchemaMismatch", "SearchedDir", "StoredMemory",
+    "TurnKey", "TurnResult", "UnitKey", "UnitReader", "atomic_write_bytes", "atomic_write_text",
+    "count_rows", "dangling_refs", "is_run_folder", "iter_results", "payload_hash",
+    "read_config", "read_per_turn", "read_results", "read_summary", "refuse_foreign",
+    "refuse_links", "relative_header", "stored_lines", "turn_key", "unit_key", "write_json",
 ]

@@ -29,7 +29,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from memeval.errors import MemevalError
-from memeval.jsonenc import dump_line, dump_pretty
+from memeval.jsonenc import decode_line, dump_line, dump_pretty
 from memeval.log._files import (
     CONFIG_FILE,
     INCOMPLETE_MARKER,
@@ -53,6 +53,10 @@ from memeval.log._row import TurnResult
 
 class RunFolderBusy(MemevalError):
     """Another memeval process is writing the same run folder."""
+
+
+class RunFolderForeign(MemevalError):
+    """An existing folder that holds something other than a memeval run."""
 
 
 class RunFolderLinked(MemevalError):
@@ -111,6 +115,33 @@ def open_append(path: Path) -> int:
     """A descriptor appending to `path` (created if missing), never through a link."""
     return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
                    | os.O_CLOEXEC, 0o644)
+
+
+def refuse_foreign(run_dir: Path) -> None:
+    """Stop before writing into a folder that holds files but no memeval run: the run
+    would replace its `index.html`, `config.json` and `summary.json`."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(run_dir) if entry.name != LOCK_FILE)
+    except FileNotFoundError:
+        return
+    if not names or is_run_folder(run_dir):
+        return
+    shown = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+    raise RunFolderForeign(
+        f"{run_dir}: holds files that are not a memeval run ({shown}); a run would replace "
+        f"its {REPORT_FILE}, {CONFIG_FILE} and {SUMMARY_FILE}. Pick a new or empty folder "
+        "for --out.")
+
+
+def is_run_folder(run_dir: Path) -> bool:
+    """Was the folder written by memeval: rows, the unfinished marker, or a
+    `config.json` with a run's fingerprint?"""
+    if (run_dir / RESULTS_FILE).is_file() or (run_dir / INCOMPLETE_MARKER).is_file():
+        return True
+    try:
+        return "fingerprint" in decode_line((run_dir / CONFIG_FILE).read_bytes())
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def refuse_links(run_dir: Path) -> None:
@@ -196,6 +227,7 @@ class ResultsWriter:
     def _take_lock(self) -> None:
         """Take the folder's lock (refusing a folder another process holds, or one with
         a link among the run's files), before anything in it is read or changed."""
+        refuse_foreign(self.run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         refuse_links(self.run_dir)
         try:

@@ -4,6 +4,7 @@ of the session (merge the workers' units, write the run folder, gate)."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -190,6 +191,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _gate(state)
     except MemevalError as exc:
         state.gate_error = str(exc)
+    except OSError as exc:  # a full disk: one failure line, never pytest's traceback
+        state.gate_error = (f"{exc.filename or settings.report}: {exc.strerror or exc}; free "
+                            "the space or fix the folder, then run the tests again")
     if (state.gate_error or (state.gate is not None and not state.gate.passed)) \
             and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -224,8 +228,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
             write(f"warning: {state.store.report_error}", yellow=True)
     if state.gate_error:
         terminalreporter.write_sep("-", "memeval gate: ERROR", red=True)
-        write(state.gate_error)
-        terminalreporter.stats.setdefault(GATE_STAT, []).append(state.gate_error)
+        write(state.gate_error, red=True)
+        terminalreporter.stats.setdefault(GATE_STAT, []).append(GateFailure(state.gate_error))
         return
     if state.gate is None:
         return
@@ -236,4 +240,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
     for check in state.gate.failures:
         write(f"FAIL: {check.message()}", red=True)
     if not passed:
-        terminalreporter.stats.setdefault(GATE_STAT, []).extend(state.gate.failures)
+        terminalreporter.stats.setdefault(GATE_STAT, []).extend(
+            GateFailure(check.message()) for check in state.gate.failures)
+
+
+@dataclass(frozen=True)
+class GateFailure:
+    """A gate failure as an entry of pytest's `terminalreporter.stats`, so the final
+    line counts it. An object with attributes, as the entries there are reports that
+    other plugins read (hypothesis reads each entry's `__dict__`; a plain string
+    crashed pytest with a traceback)."""
+
+    message: str

@@ -12,7 +12,14 @@ import pytest
 from click.testing import CliRunner, Result
 
 from memeval.cli import cli
-from memeval.log import CONFIG_FILE, INCOMPLETE_MARKER, PAYLOADS_FILE, RESULTS_FILE
+from memeval.log import (
+    CONFIG_FILE,
+    INCOMPLETE_MARKER,
+    PAYLOADS_FILE,
+    RESULTS_FILE,
+    ResultsWriter,
+    RunFolderForeign,
+)
 from tests.reliability._scenario import comparable_rows, write_suite
 
 
@@ -178,3 +185,24 @@ def test_untouched_shares_merge_and_pass_the_gate(shares: list[Path], tmp_path: 
     assert merged.exit_code == 0, merged.output
     assert "30 rows from 3 shares" in merged.output
     assert memeval("gate", str(tmp_path / "merged"), "--min-recall", "0").exit_code == 0
+
+
+# -------------------------------------------------------------- someone else's folder
+def test_an_existing_folder_that_is_not_a_run_is_refused_as_out(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    write_suite(scenarios, 1)
+    site = tmp_path / "site"  # say, a docs folder with its own page and config
+    site.mkdir()
+    (site / "index.html").write_text("<h1>our docs</h1>")
+    (site / "config.json").write_text('{"theme": "dark"}')
+    result = memeval(*run_args(scenarios, site))
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+    assert errors == [f"Error: --out {site}: holds files that are not a memeval run "
+                      "(config.json, index.html); a run would replace its index.html, "
+                      "config.json and summary.json. Pick a new or empty folder for --out."]
+    assert (site / "index.html").read_text() == "<h1>our docs</h1>"
+    assert sorted(p.name for p in site.iterdir()) == ["config.json", "index.html"]
+    with pytest.raises(RunFolderForeign), ResultsWriter(site):  # merge and the plugin too
+        pass
+    assert sorted(p.name for p in site.iterdir()) == ["config.json", "index.html"]
