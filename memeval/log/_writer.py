@@ -122,7 +122,7 @@ def refuse_foreign(run_dir: Path) -> None:
     would replace its `index.html`, `config.json` and `summary.json`."""
     try:
         names = sorted(entry.name for entry in os.scandir(run_dir) if entry.name != LOCK_FILE)
-    except FileNotFoundError:
+    except OSError:  # missing, not a folder, unreadable: the caller's checks say which
         return
     if not names or is_run_folder(run_dir):
         return
@@ -139,9 +139,10 @@ def is_run_folder(run_dir: Path) -> bool:
     if (run_dir / RESULTS_FILE).is_file() or (run_dir / INCOMPLETE_MARKER).is_file():
         return True
     try:
-        return "fingerprint" in decode_line((run_dir / CONFIG_FILE).read_bytes())
-    except (OSError, ValueError, TypeError):
+        config = decode_line((run_dir / CONFIG_FILE).read_bytes())
+    except (OSError, ValueError):
         return False
+    return isinstance(config, dict) and "fingerprint" in config
 
 
 def refuse_links(run_dir: Path) -> None:
