@@ -526,4 +526,9 @@ class Context:
 
     @staticmethod
     def earlier_relevant(scenario: Scenario, index: int) -> tuple[str, ...]:
+        """Keys relevant at an earlier turn of a conversation, which a pick may repeat
+        without counting as a false positive; none for independent questions, whose
+        precision is hits / picks as the literature computes it."""
+        if scenario.independent:
+            return ()
         return tuple(sorted({k for t in scenario.turns[:index] for k in t.labels.relevant}))
