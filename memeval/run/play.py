@@ -412,6 +412,7 @@ class World:
             recall_mode=scenario.mode == "recall",
             compat=self.config.compat,
             startup_context=self.contexts[scenario.mode].text,
+            scenario_id=scenario.id,
         )
         session.scan_memo = self._scans
         return session

@@ -130,6 +130,8 @@ class Session:
             session computes its startup context from it, in the session's own mode
             and auto-memory setting and with the session's project memdir, once at
             start and again after each compaction, as the system does.
+        scenario_id: the scenario the session plays, handed to the selector so its
+            per-turn randomness differs between scenarios that share turn ids.
     """
 
     def __init__(
@@ -147,6 +149,7 @@ class Session:
         compat: Compat | str | None = None,
         startup_context: StartupContext | str | None = None,
         startup_env: StartupEnv | None = None,
+        scenario_id: str = "",
     ) -> None:
         self.memory_base = Path(memory_base)
         self.project_root = Path(project_root)
@@ -159,6 +162,7 @@ class Session:
         self.recall_mode = recall_mode
         self.compat = Compat.from_spec(compat)
         self.startup_env = startup_env
+        self.scenario_id = scenario_id
         self.startup_context = startup_context
         if startup_context is None and startup_env is not None:
             self.startup_context = self.compute_startup_context()
@@ -384,6 +388,7 @@ class Session:
                 already_surfaced=already,
                 turn_id=turn_id,
                 repeat=repeat,
+                scenario=self.scenario_id,
             ))
         if all(r is None for r in plan.requests):
             plan.skipped = "nothing-to-select"
