@@ -4,6 +4,7 @@ of the session (merge the workers' units, write the run folder, gate)."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -205,11 +206,23 @@ def _gate(state: PluginState) -> None:
     if (settings.baseline is None and settings.min_precision is None
             and settings.min_recall is None):
         return
+    candidate = per_turn_table(settings.report)
     baseline = per_turn_table(settings.baseline) if settings.baseline is not None else None
-    state.gate = run_gate(per_turn_table(settings.report), baseline, margin=settings.margin,
+    if settings.baseline is not None:
+        from memeval.provenance import check_runs_comparable
+
+        check_runs_comparable(settings.baseline, settings.report, (baseline, candidate))
+    state.gate = run_gate(candidate, baseline, margin=settings.margin,
                           min_precision=settings.min_precision,
                           min_recall=settings.min_recall)
     write_json(settings.report / GATE_FILE, state.gate.to_dict())
+
+
+@dataclass(frozen=True)
+class GateError:
+    """Why the gate could not run, as a terminal-summary entry (counted in the last line)."""
+
+    message: str
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
@@ -227,7 +240,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
     if state.gate_error:
         terminalreporter.write_sep("-", "memeval gate: ERROR", red=True)
         write(state.gate_error)
-        terminalreporter.stats.setdefault(GATE_STAT, []).append(state.gate_error)
+        # An object, as every entry of `stats` (other plugins read their `__dict__`).
+        terminalreporter.stats.setdefault(GATE_STAT, []).append(GateError(state.gate_error))
         return
     if state.gate is None:
         return

@@ -21,6 +21,7 @@ import pandas as pd
 
 from memeval.errors import MemevalError
 from memeval.log.folder import SUMMARY_FILE
+from memeval.provenance import check_runs_comparable
 from memeval.scoring.metrics import paired_compare
 from memeval.scoring.stats import holm
 from memeval.scoring.summary import clean
@@ -206,7 +207,9 @@ def compare_runs(run_a: Path, run_b: Path, *,
                  pairs: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """Compare run B against baseline run A (folders or summary.json files)."""
     summary_a = load_summary(run_a)
-    data = compare_tables(per_turn_table(run_a), per_turn_table(run_b), pairs=pairs,
+    table_a, table_b = per_turn_table(run_a), per_turn_table(run_b)
+    check_runs_comparable(run_a, run_b, (table_a, table_b))
+    data = compare_tables(table_a, table_b, pairs=pairs,
                           preferred_judges=[summary_a.get("primary_judge")])
     return {"run_a": str(run_a), "run_b": str(run_b), **data}
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
+from memeval.provenance import check_runs_comparable
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -353,9 +354,13 @@ def run_gate(candidate: pd.DataFrame, baseline: pd.DataFrame | None = None, *,
 
 
 def gate_run(run: Path, baseline: Path | None = None, **options: Any) -> GateResult:
-    """`run_gate` on a run folder (or summary.json) against a baseline."""
-    return run_gate(per_turn_table(run),
-                    None if baseline is None else per_turn_table(baseline), **options)
+    """`run_gate` on a run folder (or summary.json) against a baseline made the same
+    way (`memeval.provenance`)."""
+    candidate = per_turn_table(run)
+    reference = None if baseline is None else per_turn_table(baseline)
+    if baseline is not None:
+        check_runs_comparable(baseline, run, (reference, candidate))
+    return run_gate(candidate, reference, **options)
 
 
 __all__ = [
