@@ -69,13 +69,14 @@ _DEFAULTS: dict[str, Any] = {
     "scenario": "", "category": "uncategorized", "selector": "", "judge": "", "acceptable": (),
     "surfaced_bytes": 0, "error": None, "judge_error": None, "unscored": None, "repeat": 0,
     "recall_known": True, "needs_memory": None, "covered": 0, "history": "own",
-    "answer_surfaced": math.nan,
+    "answer_surfaced": math.nan, "invalid_picks": 0,
 }
 UNSCORED_SELECTOR = "selector error"
 UNSCORED_JUDGE = "judge error"
 UNSCORED_UNGRADED = "judge left a memory ungraded"
 UNSCORED_WRONG_KEYS = "judge graded memories that were not picked"
 JUDGE_FAILURES = (UNSCORED_UNGRADED, UNSCORED_WRONG_KEYS)  # count as judge errors
+NOT_A_CANDIDATE = "not-a-candidate"  # the session's reason for a name outside the manifest
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,7 @@ def _present(value: Any) -> bool:
 
 TURN_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS, "judge", "history", "selected", "relevant", "acceptable", "covered",
-    "answer_surfaced",
+    "answer_surfaced", "invalid_picks",
     "surfaced_bytes",
     "selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
     "scored", "unscored_reason",
@@ -242,6 +243,9 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
         selector_error = _present(row["error"])
         invalid = [INVALID_OUTPUT in str(row[c]) if _present(row[c]) else False
                    for c in ("error", "judge_error")]
+        # Names outside the manifest are dropped, as Claude Code drops them; the turn is
+        # scored on what is left, but the answer broke the selector's contract.
+        invalid[0] = invalid[0] or (row["invalid_picks"] or 0) > 0
         judge_error = _present(row["judge_error"]) or row["unscored"] in JUDGE_FAILURES
         reason = (UNSCORED_SELECTOR if selector_error
                   else UNSCORED_JUDGE if _present(row["judge_error"])
@@ -312,10 +316,17 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         "surfaced_bytes": result.surfaced_bytes, "error": result.selector_error,
         "judge_error": judgement.error, "unscored": unscored,
         "skipped": result.skipped, "discarded": result.discarded,
+        "invalid_picks": invalid_picks(result.record),
         "answer_surfaced": math.nan if result.answer is None else float(answer_surfaced(
             result.answer, (m.get("content", "") for m in (
                 result.record.get("surfaced") or result.record.get("discarded") or ())))),
     }
+
+
+def invalid_picks(record: Mapping[str, Any]) -> int:
+    """Names a selector gave that were not in the manifest it was shown (files that do
+    not exist, or are not offered): dropped by the session, counted here."""
+    return sum(1 for d in record.get("dropped") or () if d.get("reason") == NOT_A_CANDIDATE)
 
 
 def score_results(results: Iterable[TurnResult]) -> pd.DataFrame:

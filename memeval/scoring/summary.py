@@ -187,6 +187,12 @@ def alerts(overall: Sequence[Mapping[str, Any]]) -> list[str]:
             if rate:
                 out.append(f"{who}: the {kind} errored on {round(rate * n)} of {n} turns "
                            f"({rate:.0%}); those turns are unscored, not counted as answers")
+        invalid = row.get("selector_invalid_output_rate") or 0
+        if invalid:
+            out.append(f"{who}: the selector's output was invalid on {round(invalid * n)} "
+                       f"of {n} turns ({invalid:.0%}): it named files outside the manifest "
+                       "(dropped, as Claude Code drops them; `invalid_picks` per turn) or "
+                       "gave a malformed answer")
         other = {k: v for k, v in (row.get("unscored_reasons") or {}).items()
                  if k not in ("selector error", "judge error")}
         for reason, count in other.items():
