@@ -37,6 +37,7 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from memeval.errors import INVALID_OUTPUT, MemevalError
+from memeval.labels import memory_key
 from memeval.memdir import MAX_SURFACED_PER_TURN
 from memeval.scoring.answers import answer_surfaced
 from memeval.scoring.stats import (
@@ -69,7 +70,7 @@ _DEFAULTS: dict[str, Any] = {
     "scenario": "", "category": "uncategorized", "selector": "", "judge": "", "acceptable": (),
     "surfaced_bytes": 0, "error": None, "judge_error": None, "unscored": None, "repeat": 0,
     "recall_known": True, "needs_memory": None, "covered": 0, "history": "own",
-    "answer_surfaced": math.nan, "invalid_picks": 0,
+    "answer_surfaced": math.nan, "invalid_picks": 0, "unreachable": 0,
 }
 UNSCORED_SELECTOR = "selector error"
 UNSCORED_JUDGE = "judge error"
@@ -207,7 +208,7 @@ def _present(value: Any) -> bool:
 
 TURN_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS, "judge", "history", "selected", "relevant", "acceptable", "covered",
-    "answer_surfaced", "invalid_picks",
+    "answer_surfaced", "invalid_picks", "unreachable",
     "surfaced_bytes",
     "selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
     "scored", "unscored_reason",
@@ -317,6 +318,7 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         "judge_error": judgement.error, "unscored": unscored,
         "skipped": result.skipped, "discarded": result.discarded,
         "invalid_picks": invalid_picks(result.record),
+        "unreachable": len(relevant & unreachable_keys(result.record)),
         "answer_surfaced": math.nan if result.answer is None else float(answer_surfaced(
             result.answer, (m.get("content", "") for m in (
                 result.record.get("surfaced") or result.record.get("discarded") or ())))),
@@ -327,6 +329,20 @@ def invalid_picks(record: Mapping[str, Any]) -> int:
     """Names a selector gave that were not in the manifest it was shown (files that do
     not exist, or are not offered): dropped by the session, counted here."""
     return sum(1 for d in record.get("dropped") or () if d.get("reason") == NOT_A_CANDIDATE)
+
+
+def unreachable_keys(record: Mapping[str, Any]) -> set[str]:
+    """Memory keys the turn's scans left out (beyond the 200 newest, unreadable, ...):
+    no selector could pick them, so a label needing one caps every selector's recall."""
+    return {memory_key(d["scope"], s["path"]) for d in record.get("dirs") or ()
+            for s in d.get("skipped") or () if s.get("path") not in (None, ".")}
+
+
+def recall_ceiling(n_relevant: float, unreachable: float) -> float:
+    """The best recall any selector can reach on a turn whose scan missed `unreachable`
+    of its `n_relevant` relevant memories (the cap of five applies to both)."""
+    capped = min(n_relevant, CAP)
+    return min(n_relevant - unreachable, capped) / capped if capped else math.nan
 
 
 def score_results(results: Iterable[TurnResult]) -> pd.DataFrame:

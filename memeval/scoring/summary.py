@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from memeval.log.row import TurnResult
+from memeval.memdir import MAX_MEMORY_FILES
 from memeval.scoring.agreement import agreement
 from memeval.scoring.metrics import (
     TURN_COLUMNS,
@@ -28,6 +29,7 @@ from memeval.scoring.metrics import (
     judged_input,
     pass_hat_k,
     per_turn_frame,
+    recall_ceiling,
     repeat_summary,
 )
 from memeval.usage import Usage
@@ -204,6 +206,28 @@ def alerts(overall: Sequence[Mapping[str, Any]]) -> list[str]:
     return out
 
 
+def reach_alerts(frame: pd.DataFrame, judge: str | None) -> list[str]:
+    """Relevant memories the scan cannot reach, and the recall ceiling they impose on
+    every selector (the oracle included): without this line an oracle below 1 reads
+    as a broken oracle. One line per run: the scan is the same for every selector."""
+    if frame.empty or "unreachable" not in frame.columns:
+        return []
+    turns = frame[frame["needs_memory"].astype(bool) & frame["scored"].astype(bool)]
+    if judge is not None:
+        turns = turns[turns["judge"] == judge]
+    turns = turns.drop_duplicates(["scenario", "turn_id"])
+    missing = turns["unreachable"].fillna(0).astype(int)
+    if turns.empty or not missing.any():
+        return []
+    ceiling = float(np.mean([recall_ceiling(n, u) for n, u in
+                             zip(turns["n_relevant"], missing, strict=True)]))
+    return [f"the scan cannot reach {int(missing.sum())} relevant memories on "
+            f"{int((missing > 0).sum())} of {len(turns)} turns that need memory (they lie "
+            f"beyond the {MAX_MEMORY_FILES} newest files a scan lists, or could not be "
+            f"read): mean recall is capped at {ceiling:.3f} for every selector, the oracle "
+            "included"]
+
+
 class SummaryPass:
     """Everything the summary needs from the rows, gathered in one pass that keeps no
     row: the scoring inputs (scalars and key lists), usage and count totals, the
@@ -284,7 +308,7 @@ class SummaryPass:
                 "pass_hat_k": _records(pass_hat_k(frame)),
             }
         summary["per_turn"] = _records(frame[list(PER_TURN_COLUMNS)])
-        summary["alerts"] = alerts(summary["overall"])
+        summary["alerts"] = alerts(summary["overall"]) + reach_alerts(frame, self.reference)
         summary["table"] = headline_table(summary["overall"])
         return summary
 

@@ -1,0 +1,40 @@
+"""Figures come with their explanation: scan ceilings, endpoints, prompt-blind models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memeval.log.folder import SUMMARY_FILE
+from memeval.run.config import RunConfig
+from memeval.run.evaluate import evaluate
+
+
+def _crowded(folder: Path, files: int = 205) -> Path:
+    """A memdir over the scan's 200 newest, where t1 needs the newest and the oldest."""
+    lines = ["id: crowded", "now: 2026-01-01T00:00:00Z", "memdirs:", "  project:",
+             "    files:"]
+    for i in range(files):
+        lines.append(f'      m{i:03d}.md: {{age_days: {i + 1}, content: "---\\ndescription: '
+                     f'note {i}\\n---\\nbody\\n"}}')
+    lines += ["turns:", "  - {id: t1, query: what do notes zero and last say, category: direct,"
+              f" relevant: [m000.md, m{files - 1:03d}.md]}}"]
+    (folder / "scenarios").mkdir(parents=True)
+    (folder / "scenarios" / "crowded.yaml").write_text("\n".join(lines) + "\n",
+                                                       encoding="utf-8")
+    return folder / "scenarios"
+
+
+def test_memories_beyond_the_scan_are_named_with_the_ceiling(tmp_path: Path) -> None:
+    scenarios = _crowded(tmp_path)
+    evaluate(RunConfig(scenarios=(str(scenarios),), selectors=("oracle",), concurrency=1),
+             tmp_path / "run", progress=False)
+    summary = json.loads((tmp_path / "run" / SUMMARY_FILE).read_text())
+    assert summary["overall"][0]["recall"] == pytest.approx(0.5)
+    assert summary["per_turn"][0]["unreachable"] == 1
+    assert ("the scan cannot reach 1 relevant memories on 1 of 1 turns that need memory "
+            "(they lie beyond the 200 newest files a scan lists, or could not be read): "
+            "mean recall is capped at 0.500 for every selector, the oracle included"
+            ) in summary["alerts"]
