@@ -38,3 +38,34 @@ def test_memories_beyond_the_scan_are_named_with_the_ceiling(tmp_path: Path) -> 
             "(they lie beyond the 200 newest files a scan lists, or could not be read): "
             "mean recall is capped at 0.500 for every selector, the oracle included"
             ) in summary["alerts"]
+
+
+TINY = Path(__file__).resolve().parent / "data" / "plugin" / "tiny.yaml"
+
+
+def test_another_endpoint_is_recorded_and_shown_and_a_blind_prompt_tie_explained(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through ANTHROPIC_BASE_URL the run names its server in config.json, summary.json
+    and the report header; two prompts on the keyword model pick the same memories
+    everywhere, and compare says why the tie is no finding."""
+    from memeval.run.config import LLMOptions
+    from memeval.scoring.compare import compare_runs
+    from memeval.testing import FakeMessagesServer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "offline")
+    with FakeMessagesServer() as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        for name, spec in (("a", "claude"), ("b", "claude?prompt=conservative")):
+            evaluate(RunConfig(scenarios=(str(TINY),), selectors=(spec,), concurrency=1,
+                               llm=LLMOptions(cache=False)), tmp_path / name, progress=False)
+    config = json.loads((tmp_path / "a" / "config.json").read_text())
+    summary = json.loads((tmp_path / "a" / SUMMARY_FILE).read_text())
+    [(name, url)] = config["made"]["endpoints"].items()
+    assert url == server.url.rstrip("/") and name.startswith("claude:")
+    assert summary["made"]["endpoints"] == config["made"]["endpoints"]
+    page = (tmp_path / "a" / "index.html").read_text(encoding="utf-8")
+    assert f"{name} was answered by {url}, not the provider's API" in page
+    data = compare_runs(tmp_path / "a", tmp_path / "b")
+    [note] = data["notes"]
+    assert "picked exactly what" in note and "keyword model reads the query and the " \
+        "manifest, never the prompt" in note

@@ -200,7 +200,22 @@ def compare_tables(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *,
                           "by_category": by_category, **changes(fa, fb)})
     return clean({"judge": judge, "metric": HEADLINE, "pairs": out_pairs,
                   "warnings": [f"{p['selector_b']}: {p['overall'][HEADLINE]['warning']}"
-                               for p in out_pairs if p["overall"][HEADLINE]["power_warning"]]})
+                               for p in out_pairs if p["overall"][HEADLINE]["power_warning"]],
+                  "notes": [note for p in out_pairs if (note := same_picks_note(p))]})
+
+
+def same_picks_note(pair: dict[str, Any]) -> str | None:
+    """Why two differently named selectors tie exactly: they picked the same memories
+    on every paired turn. The likeliest cause offline is a model that never reads the
+    prompt, which makes any prompt comparison a tie by construction."""
+    a, b = pair["selector_a"], pair["selector_b"]
+    if a == b or pair["won"] or pair["lost"] or pair["reselected"] or not pair["paired_turns"]:
+        return None
+    return (f"{b} picked exactly what {a} picked on all {pair['paired_turns']} paired "
+            "turns, so every delta is 0. If they differ only in their prompt, the model "
+            "ignored it: memeval.testing's offline keyword model reads the query and the "
+            "manifest, never the prompt, so an offline prompt comparison always ties; "
+            "compare prompts on a real model")
 
 
 def compare_runs(run_a: Path, run_b: Path, *,
