@@ -87,8 +87,9 @@ def read_made(path: Path) -> dict[str, Any] | None:
             return dict(data[MADE_KEY])
         if isinstance(data, dict) and isinstance(data.get("config"), dict):  # older config.json
             config = data["config"]
-            return {k: config[k] for k in ("history", "compat", "shuffle_manifest")
-                    if k in config}
+            older = {k: config[k] for k in ("history", "compat", "shuffle_manifest")
+                     if k in config}
+            return older or None
     return None
 
 

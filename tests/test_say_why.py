@@ -69,3 +69,22 @@ def test_another_endpoint_is_recorded_and_shown_and_a_blind_prompt_tie_explained
     [note] = data["notes"]
     assert "picked exactly what" in note and "keyword model reads the query and the " \
         "manifest, never the prompt" in note
+
+
+def test_answer_surfaced_is_in_the_table_and_report_when_scenarios_carry_answers(
+        tmp_path: Path) -> None:
+    from memeval.scenarios.importers import import_locomo
+
+    source = Path(__file__).resolve().parent / "data" / "importers" / "locomo_tiny.json"
+    import_locomo(source, tmp_path / "imported")
+    for name, scenarios in (("answers", tmp_path / "imported" / "scenarios"), ("none", TINY)):
+        evaluate(RunConfig(scenarios=(str(scenarios),), selectors=("oracle",), concurrency=1),
+                 tmp_path / name, progress=False)
+    with_answers = json.loads((tmp_path / "answers" / SUMMARY_FILE).read_text())
+    without = json.loads((tmp_path / "none" / SUMMARY_FILE).read_text())
+    assert "answer_surfaced" in with_answers["table"].splitlines()[0]
+    assert "answer_surfaced" not in without["table"]
+    assert "<th class=\"num\">answer surfaced</th>" in (
+        tmp_path / "answers" / "index.html").read_text(encoding="utf-8")
+    assert "answer surfaced</th>" not in (tmp_path / "none" / "index.html").read_text(
+        encoding="utf-8")

@@ -13,6 +13,7 @@ from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
 from memeval.report._turns import OUTCOME_TAGS, TurnViews, score_index
+from memeval.scoring.summary import shown_metrics
 
 SUMMARY_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm",
                                     "false_positives", "surfaced_bytes")
@@ -173,7 +174,7 @@ def run_context(data: RunData, *, flag_incomplete: bool = False,
         "run_name": data.run_dir.name,
         "summary": data.summary,
         "rows": _summary_rows(data.summary),
-        "metrics": SUMMARY_METRICS,
+        "metrics": shown_metrics(data.summary.get("overall") or [], SUMMARY_METRICS),
         "main_judge": main,
         "selectors": selectors,
         "config": config.get("config") or {},

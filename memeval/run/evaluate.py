@@ -336,7 +336,7 @@ def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
         digest = RowDigest.of_folder(run_dir)
     summary = digest.inputs.summary(run_dir=run_dir)
     made = read_made(run_dir / CONFIG_FILE)
-    if made is not None:  # a CI job may keep summary.json alone: it says how it was made
+    if made:  # a CI job may keep summary.json alone: it says how it was made
         summary[MADE_KEY] = made
     summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)

@@ -351,11 +351,21 @@ def _cell(row: Mapping[str, Any], metric: str) -> str:
     return f"{mean:.3f} [{low:.2f}, {high:.2f}] n={n}"
 
 
+def shown_metrics(overall: Sequence[Mapping[str, Any]],
+                  metrics: Sequence[str] = HEADLINE_METRICS) -> tuple[str, ...]:
+    """The metrics a table shows: `answer_surfaced` joins them when the scenarios carry
+    reference answers (imported benchmarks), so the figure is not in summary.json only."""
+    answered = any((r.get("answer_surfaced_n") or 0) > 0 for r in overall)
+    return (*metrics, "answer_surfaced") if answered and "answer_surfaced" not in metrics \
+        else tuple(metrics)
+
+
 def headline_table(overall: Sequence[Mapping[str, Any]]) -> str:
     """A plain-text table of the headline metrics, each with its 95 % CI and n."""
-    header = ["selector", "judge", "scored", *HEADLINE_METRICS, "errors sel/judge"]
+    metrics = shown_metrics(overall)
+    header = ["selector", "judge", "scored", *metrics, "errors sel/judge"]
     lines = [[str(r["selector"]), str(r["judge"]), f"{r['n_scored']}/{r['n_turns']}",
-              *(_cell(r, m) for m in HEADLINE_METRICS),
+              *(_cell(r, m) for m in metrics),
               f"{r['selector_error_rate']:.0%}/{r['judge_error_rate']:.0%}"]
              for r in overall]
     widths = [max(len(x) for x in col) for col in zip(header, *lines, strict=True)]
