@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from memeval.log.folder import iter_results
+from memeval.log import iter_results
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import evaluate
 from memeval.scoring.metrics import score_results

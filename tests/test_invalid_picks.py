@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from memeval.log.folder import SUMMARY_FILE
+from memeval.log import SUMMARY_FILE
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import evaluate
 from memeval.selectors import SELECTORS

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memeval.log.folder import SUMMARY_FILE
+from memeval.log import SUMMARY_FILE
+from memeval.report import RunPage
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import evaluate
 
@@ -57,7 +58,8 @@ def test_another_endpoint_is_recorded_and_shown_and_a_blind_prompt_tie_explained
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         for name, spec in (("a", "claude"), ("b", "claude?prompt=conservative")):
             evaluate(RunConfig(scenarios=(str(TINY),), selectors=(spec,), concurrency=1,
-                               llm=LLMOptions(cache=False)), tmp_path / name, progress=False)
+                               llm=LLMOptions(cache=False)), tmp_path / name, progress=False,
+                     page=RunPage())
     config = json.loads((tmp_path / "a" / "config.json").read_text())
     summary = json.loads((tmp_path / "a" / SUMMARY_FILE).read_text())
     [(name, url)] = config["made"]["endpoints"].items()
@@ -79,12 +81,12 @@ def test_answer_surfaced_is_in_the_table_and_report_when_scenarios_carry_answers
     import_locomo(source, tmp_path / "imported")
     for name, scenarios in (("answers", tmp_path / "imported" / "scenarios"), ("none", TINY)):
         evaluate(RunConfig(scenarios=(str(scenarios),), selectors=("oracle",), concurrency=1),
-                 tmp_path / name, progress=False)
+                 tmp_path / name, progress=False, page=RunPage())
     with_answers = json.loads((tmp_path / "answers" / SUMMARY_FILE).read_text())
     without = json.loads((tmp_path / "none" / SUMMARY_FILE).read_text())
-    assert "answer_surfaced" in with_answers["table"].splitlines()[0]
-    assert "answer_surfaced" not in without["table"]
-    assert "<th class=\"num\">answer surfaced</th>" in (
+    assert "answer surfaced" in with_answers["table"].splitlines()[0]
+    assert "answer surfaced" not in without["table"]
+    assert ">answer surfaced ↑</th>" in (
         tmp_path / "answers" / "index.html").read_text(encoding="utf-8")
-    assert "answer surfaced</th>" not in (tmp_path / "none" / "index.html").read_text(
+    assert ">answer surfaced ↑</th>" not in (tmp_path / "none" / "index.html").read_text(
         encoding="utf-8")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memeval.log.folder import iter_results
+from memeval.log import iter_results
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import evaluate
 from memeval.selectors import (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.log.folder import iter_results
+from memeval.log import iter_results
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import evaluate
 from memeval.scenarios import ScenarioError, load, loads
