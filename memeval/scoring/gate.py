@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
 from memeval.scoring.catalog import GATED, PRIMARY, metric
-from memeval.scoring.stats import CONFIDENCE, FALSE_FAILURE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,6 +115,8 @@ class GateCheck:
                     "on fewer turns. Fix the cause, or raise --max-error-rate knowingly")
         if self.kind == "coverage":
             return f"{self.detail} ({who})"
+        from memeval.scoring.stats import CONFIDENCE
+
         declared = metric(self.metric)
         gain = ("candidate − baseline" if declared.direction == "higher"
                 else "baseline − candidate, as lower is better")
@@ -295,7 +296,7 @@ def _missing_turns(candidate: pd.DataFrame, baseline: pd.DataFrame) -> list[str]
 
 def margin_for(baseline: pd.DataFrame, name: str, *, half_width: float,
                given: float | None = None, calibration: Calibration | None = None,
-               false_failure: float = FALSE_FAILURE) -> Margin:
+               false_failure: float | None = None) -> Margin:
     """The margin of one gated metric for one baseline selector × judge (the one rule).
 
     Args:
@@ -304,11 +305,15 @@ def margin_for(baseline: pd.DataFrame, name: str, *, half_width: float,
         half_width: how far the comparison's one-sided bound sits below its estimate.
         given: `--margin`, which overrides everything.
         calibration: the baseline's calibration.json entry, if any.
-        false_failure: the A/A failure rate this metric may spend (5 % / gated metrics).
+        false_failure: the A/A failure rate this metric may spend (5 % / gated metrics);
+            default the whole 5 %.
     """
     from scipy import stats
 
     from memeval.scoring.calibrate import resolvable_margin
+    from memeval.scoring.stats import CONFIDENCE, FALSE_FAILURE
+
+    false_failure = FALSE_FAILURE if false_failure is None else false_failure
 
     if given is not None:
         why = "as given by --margin"
@@ -380,6 +385,7 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
     """Paired non-inferiority of each candidate selector × judge on every gated metric,
     after the error rates of the baseline selector it is paired with."""
     from memeval.scoring.compare import pair_selectors
+    from memeval.scoring.stats import FALSE_FAILURE
 
     checks: list[GateCheck] = []
     judges = sorted(set(candidate["judge"]) & set(baseline["judge"]))
