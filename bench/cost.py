@@ -17,7 +17,7 @@ from bench._stateful_delta import DeltaStatefulSelector
 from bench.concurrency import no_summary
 from memeval.llm import LLMClient
 from memeval.llm.prices import load_prices
-from memeval.log.folder import RESULTS_FILE, read_results
+from memeval.log import RESULTS_FILE, read_results
 from memeval.run.config import LLMOptions, RunConfig
 from memeval.run.evaluate import evaluate
 from memeval.run.play import open_session, play_turn
@@ -43,7 +43,7 @@ def delta_sketch_usage(suite: Path) -> list[dict[str, float]]:
     so no prompt-cache entry is shared with the shipped selectors."""
     scenario = load_many([suite]).scenarios[0]
     with fake_api(min_cache_tokens=MIN_CACHE_TOKENS) as server:
-        client = LLMClient(api_key="offline-bench", base_url=server.url)
+        client = LLMClient(server.url, api_key="offline-bench")
         selector = DeltaStatefulSelector(client=client)
         with open_session(scenario, selector) as opened:
             return [play_turn(opened.session, scenario, turn).usage.to_dict()

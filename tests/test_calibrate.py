@@ -18,11 +18,12 @@ from click.testing import CliRunner
 
 from memeval.cli import cli
 from memeval.errors import MemevalError
-from memeval.log.folder import write_json
+from memeval.jsonenc import json_safe
+from memeval.log import write_json
 from memeval.scoring.calibrate import calibrate_frame, load_calibrations
 from memeval.scoring.gate import run_gate
 from memeval.scoring.metrics import per_turn_frame
-from memeval.scoring.summary import PER_TURN_COLUMNS, clean
+from memeval.scoring.summary import PER_TURN_COLUMNS
 
 SCENARIOS, TURNS_EACH = 30, 12  # 360 turns, like the bundled suite
 RELEVANT = ["a.md", "b.md"]
@@ -115,7 +116,7 @@ def _folder(tmp_path, name: str, frame: pd.DataFrame):
     folder = tmp_path / name
     folder.mkdir()
     write_json(folder / "summary.json",
-               {"per_turn": clean(frame[list(PER_TURN_COLUMNS)].to_dict(orient="records"))})
+               {"per_turn": json_safe(frame[list(PER_TURN_COLUMNS)].to_dict(orient="records"))})
     return folder
 
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from memeval.cli import cli
-from memeval.log.folder import write_json
+from memeval.log import write_json
 from memeval.scoring.gate import GateInputError, gate_run, per_turn_table, run_gate
 from memeval.scoring.metrics import per_turn_frame
 
@@ -147,10 +147,10 @@ def _run_dir(tmp_path: Path, name: str, selected: list[list[str]]) -> Path:
     scored = per_turn_frame(rows)
     folder = tmp_path / name
     folder.mkdir()
-    from memeval.scoring.summary import clean
+    from memeval.jsonenc import json_safe
 
     write_json(folder / "summary.json",
-               {"per_turn": clean(scored[list(PER_TURN_COLUMNS)].to_dict(orient="records"))})
+               {"per_turn": json_safe(scored[list(PER_TURN_COLUMNS)].to_dict(orient="records"))})
     return folder
 
 

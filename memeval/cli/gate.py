@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from memeval.errors import MemevalError
-from memeval.log.folder import write_json
+from memeval.log import write_json
 from memeval.scoring.catalog import GATED, TESTABLE
 from memeval.scoring.gate import DEFAULT_MAX_ERROR_RATE, GATE_FILE, gate_run
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from memeval.cli._compat import compat_option
 from memeval.errors import MemevalError
 
 EXAMPLES = """
@@ -87,8 +88,7 @@ def _render_turn(turn, record, labels) -> list[str]:  # type: ignore[no-untyped-
               help="Print the startup context (phase 1) the session begins with, then stop.")
 @click.option("--reminders", is_flag=True,
               help="Also print the system reminders exactly as the main model receives them.")
-@click.option("--compat", type=click.Choice(["faithful", "hardened"]), default="faithful",
-              show_default=True, help="Quirk preset of the session.")
+@compat_option
 def command(scenario: str, turn_id: str | None, selector_spec: str, startup: bool,
             reminders: bool, compat: str) -> None:
     """Show a scenario turn by turn: manifest with gold labels, the pick, what surfaced.

@@ -11,23 +11,25 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from memeval.jsonenc import json_safe
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
 from memeval.labels import GOLD, PROJECT_SCOPE
-from memeval.log.folder import (
+from memeval.log import (
     CONFIG_FILE,
     REPORT_FILE,
     RESULTS_FILE,
     SUMMARY_FILE,
+    RecordedTurn,
     ResultsWriter,
+    TurnResult,
     write_json,
 )
-from memeval.log.row import TurnResult
 from memeval.memdir import ENTRYPOINT_NAME as INDEX_NAME
 from memeval.memdir import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
 from memeval.run.config import RunConfig
@@ -36,13 +38,15 @@ from memeval.run.play import Unit, run_unit
 from memeval.scenarios import LoadResult, Scenario, load_many
 from memeval.scoring.catalog import HEADLINE
 from memeval.scoring.metrics import score_results
-from memeval.scoring.summary import clean
 from memeval.selectors import resolve_selector
 from memeval.session import MAX_SURFACED_PER_TURN, Compat
 
 # Where the truncation note starts (SPEC §2.6); limits apply to the content before it.
 NOTE_START = "\n\n> This memory file was truncated ("
 UnitKey = tuple[str, str, int]
+
+if TYPE_CHECKING:
+    from memeval.llm import ModelAccess
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ def display_path(path: Path, roots: Sequence[Path]) -> str:
         else resolved.name
 
 
-def invariant_problems(scenario: Scenario, records: Sequence[Mapping[str, Any]],
+def invariant_problems(scenario: Scenario, records: Sequence[RecordedTurn],
                        compat: Compat) -> dict[str, list[str]]:
     """SPEC §3's invariants over one session's turn records, per turn id.
 
@@ -98,23 +102,23 @@ def invariant_problems(scenario: Scenario, records: Sequence[Mapping[str, Any]],
         found: list[str] = []
         if turn.compact_before:
             seen.clear()
-        dirs = list(record.get("dirs") or [])
-        scopes = {d["scope"] for d in dirs}
+        dirs = record.dirs
+        scopes = {d.scope for d in dirs}
         for d in dirs:
-            for header in d.get("candidates") or []:
+            for header in d.candidates:
                 if PurePosixPath(header["filename"]).name == INDEX_NAME:
                     found.append(f"invariant 1: {INDEX_NAME} listed as a candidate "
-                                 f"({d['scope']}: {header['filename']})")
-        surfaced = list(record.get("surfaced") or [])
+                                 f"({d.scope}: {header['filename']})")
+        surfaced = record.surfaced
         if len(surfaced) > MAX_SURFACED_PER_TURN:
             found.append(f"invariant 2: {len(surfaced)} memories surfaced, at most "
                          f"{MAX_SURFACED_PER_TURN} allowed")
         this_turn: set[str] = set()
         for memory in surfaced:
-            key, path = memory["key"], memory["path"]
-            if PurePosixPath(memory["filename"]).name == INDEX_NAME:
+            key, path = memory.key, memory.path
+            if PurePosixPath(memory.filename).name == INDEX_NAME:
                 found.append(f"invariant 1: {INDEX_NAME} surfaced ({key})")
-            body = memory["content"].split(NOTE_START, 1)[0]
+            body = memory.content.split(NOTE_START, 1)[0]
             size, lines = len(body.encode("utf-8")), body.count("\n") + 1
             if size > MAX_MEMORY_BYTES:
                 found.append(f"invariant 3: {key} surfaced {size} bytes, over "
@@ -129,13 +133,13 @@ def invariant_problems(scenario: Scenario, records: Sequence[Mapping[str, Any]],
                 found.append(f"invariant 4: {key} surfaced twice in one turn")
             this_turn.add(path)
             mentioned = scopes - {PROJECT_SCOPE}
-            if memory["scope"] not in scopes:
-                found.append(f"invariant 5: {key} comes from memdir {memory['scope']!r}, "
+            if memory.scope not in scopes:
+                found.append(f"invariant 5: {key} comes from memdir {memory.scope!r}, "
                              f"not searched this turn ({', '.join(sorted(scopes))})")
-            elif not mentioned and memory["scope"] != PROJECT_SCOPE:
+            elif not mentioned and memory.scope != PROJECT_SCOPE:
                 found.append(f"invariant 5: {key} is an agent memory in a turn without "
                              "agent mentions")
-            home = next((d["memory_dir"] for d in dirs if d["scope"] == memory["scope"]), None)
+            home = next((d.memory_dir for d in dirs if d.scope == memory.scope), None)
             if (home is not None and not compat.follow_symlinks_out_of_memdir
                     and not Path(path).resolve().is_relative_to(Path(home).resolve())):
                 found.append(f"invariant 5: {key} resolves outside its memdir {home}")
@@ -161,7 +165,7 @@ class UnitOutcome:
         """Score the unit once (`memeval.scoring.metrics`); items only read the scores."""
         frame = score_results(rows)
         scores = {(str(r["turn_id"]), str(r["judge"])): r
-                  for r in clean(frame.to_dict(orient="records"))}
+                  for r in json_safe(frame.to_dict(orient="records"))}
         return cls(scenario, selector, rows, problems, scores)
 
     def turn_row(self, turn_id: str) -> TurnResult | None:
@@ -178,8 +182,9 @@ class ItemResult:
     scored: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
-    def record(self) -> Mapping[str, Any]:
-        return self.row.record if self.row is not None else {}
+    def record(self) -> RecordedTurn:
+        """What the session did in the turn (empty when the turn has no row)."""
+        return self.row.record if self.row is not None else RecordedTurn()
 
     @property
     def selection_errors(self) -> tuple[str, ...]:
@@ -228,14 +233,14 @@ class SuiteStore:
         roots: folders scenario ids are shown relative to (rootdir first).
         judges: judge spec strings every unit is scored with; the Claude judge is added
             by the plugin when a judged suite runs.
-        prepare: called around each unit with its judges, e.g. to install a cassette
-            client; returns a context manager.
+        models: the model access handed to every selector and judge (a cassette's,
+            or the --memeval-replay one); None lets each build its own.
     """
 
     config: RunConfig
     roots: tuple[Path, ...] = ()
     judges: list[str] = field(default_factory=lambda: [GOLD])
-    prepare: Callable[[], Any] | None = None
+    models: ModelAccess | None = None
     _loaded: LoadResult | None = None
     _units: dict[tuple[str, str], UnitOutcome] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -283,9 +288,14 @@ class SuiteStore:
             self.judges = [*self.judges, spec]
             self._built_judges = None
 
+    def use_models(self, models: ModelAccess) -> None:
+        """Hand `models` to every selector and judge built from now on."""
+        self.models, self._built_judges = models, None
+
     def built_judges(self) -> list[Judge]:
         if self._built_judges is None:
-            self._built_judges = [resolve_judge(spec) for spec in self.judges]
+            self._built_judges = [resolve_judge(spec, models=self.models)
+                                  for spec in self.judges]
         return self._built_judges
 
     # -- running ------------------------------------------------------------------------
@@ -297,11 +307,8 @@ class SuiteStore:
                 return cached
             scenario = self.scenario(scenario_id)
             judges = self.built_judges()
-            if self.prepare is not None:
-                with self.prepare():
-                    rows = run_unit(Unit(scenario, selector, 0), self.config, judges)
-            else:
-                rows = run_unit(Unit(scenario, selector, 0), self.config, judges)
+            rows = run_unit(Unit(scenario, selector, 0), self.config, judges,
+                            models=self.models)
             records = [r.record for r in rows]
             problems = invariant_problems(scenario, records, Compat.from_spec(self.config.compat))
             outcome = UnitOutcome.scored(scenario, selector, rows, problems)
@@ -342,12 +349,13 @@ class SuiteStore:
         run_dir.mkdir(parents=True, exist_ok=True)
         for name in (RESULTS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE):
             (run_dir / name).unlink(missing_ok=True)  # a pytest run replaces the last one
+        from memeval.report import RunPage
         from memeval.run.evaluate import RowDigest, finish_run
 
         selectors = sorted({key[1] for key in units})
         # From the rows: an xdist controller never planned the workers' judges itself.
         judges = sorted({j for rows in units.values() for row in rows for j in row.judgements})
-        digest = RowDigest()
+        digest = RowDigest(RunPage())
         with ResultsWriter(run_dir) as writer:
             for rows in units.values():
                 for result in writer.append_unit(rows):

@@ -6,12 +6,12 @@ text that comes from a run (selector names, categories) passes through `escape`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from markupsafe import Markup, escape
 
+from memeval.jsonenc import finite
 from memeval.scoring.catalog import Metric
 
 # Colour-blind-safe palette (Okabe–Ito), one colour per selector in summary order.
@@ -22,13 +22,6 @@ FONT = "font-family:system-ui,sans-serif;font-size:11px"
 
 def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
-
-
-def _n(value: Any) -> float | None:
-    if value is None:
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
 
 
 def _svg(width: float, height: float, body: list[str], label: str) -> Markup:
@@ -75,12 +68,12 @@ def metric_by_category(records: Sequence[Mapping[str, Any]], selectors: Sequence
         for si, selector in enumerate(selectors):
             row = by_key.get((selector, category))
             y = top + si * bar
-            value = _n(row.get(metric)) if row else None
+            value = finite(row.get(metric)) if row else None
             if value is None:
                 body.append(_text(left + 2, y + bar - 1, "n/a", extra='fill="#999" '
                                   'font-size="8"'))
                 continue
-            low, high = _n(row.get(f"{metric}_ci_low")), _n(row.get(f"{metric}_ci_high"))
+            low, high = finite(row.get(f"{metric}_ci_low")), finite(row.get(f"{metric}_ci_high"))
             tip = f"{selector} · {category}: {value:.3f}"
             if low is not None and high is not None:
                 tip += f" [{low:.2f}, {high:.2f}]"
@@ -235,7 +228,8 @@ def delta_forest(rows: Sequence[Mapping[str, Any]], metric: Metric) -> Markup:
     items = [(str(r["category"]), r[metric.name]) for r in rows if r.get(metric.name)]
     if not items:
         return Markup('<p class="muted">no paired turns</p>')
-    spans = [abs(_n(c.get(k)) or 0) for _, c in items for k in ("ci_low", "ci_high", "mean_diff")]
+    spans = [abs(finite(c.get(k)) or 0) for _, c in items
+             for k in ("ci_low", "ci_high", "mean_diff")]
     reach = max([*spans, 0.1])
     left, width, row_h = 130, 320, 20
     height = 28 + row_h * len(items)
@@ -248,7 +242,7 @@ def delta_forest(rows: Sequence[Mapping[str, Any]], metric: Metric) -> Markup:
     for index, (category, c) in enumerate(items):
         y = 24 + index * row_h
         body.append(_text(left - 6, y + 4, category, "end"))
-        mean, low, high = _n(c.get("mean_diff")), _n(c.get("ci_low")), _n(c.get("ci_high"))
+        mean, low, high = (finite(c.get(k)) for k in ("mean_diff", "ci_low", "ci_high"))
         if mean is None:
             body.append(_text(zero + 4, y + 4, "no pairs", extra='fill="#999"'))
             continue

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memeval.log.folder import atomic_write_text, write_json
+from memeval.log import atomic_write_text, write_json
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
 from memeval.report._run import turn_payload

@@ -7,8 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memeval.log.folder import INCOMPLETE_MARKER, REPORT_FILE, atomic_write_text
-from memeval.log.row import TurnResult
+from memeval.log import INCOMPLETE_MARKER, REPORT_FILE, TurnResult, atomic_write_text
 from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
@@ -216,3 +215,15 @@ def render_run(run_dir: Path | str, *, flag_incomplete: bool = False,
     target = data.run_dir / REPORT_FILE
     atomic_write_text(target, html)
     return target
+
+
+class RunPage:
+    """`index.html` as the page a run writes beside its summary: its turn views are
+    gathered while the rows are written (`gather`), and rendered once the summary
+    exists (`write`). What the CLI and the pytest plugin hand to `evaluate`."""
+
+    def gather(self) -> TurnViews:
+        return TurnViews()
+
+    def write(self, run_dir: Path, gathered: TurnViews, *, flag_incomplete: bool) -> Path:
+        return render_run(run_dir, flag_incomplete=flag_incomplete, views=gathered)

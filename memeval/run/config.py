@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 DEFAULT_SELECTORS: tuple[str, ...] = ("bm25", "recency", "oracle")
 DEFAULT_JUDGES: tuple[str, ...] = ("gold",)
-CompatName = Literal["faithful", "hardened"]
+# A compat spec: a preset (`faithful`, `hardened`) and its switches (`memeval.session.Compat`).
+CompatName = str
 History = Literal["gold", "own"]
 
 
@@ -31,7 +32,7 @@ def default_scenarios() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class LLMOptions:
-    """How model calls are made (see `memeval.llm.build_client`); `None` defers to the
+    """How model calls are made (see `memeval.llm.door_config`); `None` defers to the
     `MEMEVAL_*` environment variables.
 
     Args:
@@ -41,6 +42,8 @@ class LLMOptions:
         max_cost: USD budget; calls that would pass it are refused and recorded.
         batches: send calls through the Message Batches API (half price, slower).
         prices: price table overriding the bundled one.
+        timeout: seconds per HTTP attempt (default 60).
+        deadline: seconds per call, retries included (default 80).
     """
 
     cache: str | bool | None = None
@@ -49,6 +52,8 @@ class LLMOptions:
     max_cost: float | None = None
     batches: bool | None = None
     prices: str | None = None
+    timeout: float | None = None
+    deadline: float | None = None
 
 
 @dataclass(frozen=True)

@@ -110,13 +110,13 @@ class Calibration:
         return math.ceil(self.turns_needed(margin) * self.clusters / max(self.turns, 1))
 
     def to_dict(self) -> dict[str, Any]:
-        from memeval.scoring.summary import clean
+        from memeval.jsonenc import json_safe
 
         out = asdict(self)
         if math.isfinite(self.margin) and self.margin > 0:
             out |= {"turns_for_0.01": self.turns_needed(0.01),
                     "turns_for_0.03": self.turns_needed(0.03)}
-        return clean(out)
+        return json_safe(out)
 
     @classmethod
     def from_dict(cls, entry: dict[str, Any]) -> Calibration:

@@ -20,11 +20,11 @@ from typing import Any
 import pandas as pd
 
 from memeval.errors import MemevalError
-from memeval.log.folder import SUMMARY_FILE
+from memeval.jsonenc import json_safe
+from memeval.log import SUMMARY_FILE
 from memeval.scoring.catalog import BY_NAME, HEADLINE, PER_TURN, PRIMARY
 from memeval.scoring.metrics import paired_compare
 from memeval.scoring.stats import holm
-from memeval.scoring.summary import clean
 
 # What is compared, and which way is better, comes from the declarations (catalog).
 COMPARE_METRICS: tuple[str, ...] = (PRIMARY, *(m for m in HEADLINE if m != PRIMARY))
@@ -191,7 +191,7 @@ def compare_tables(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *,
         out_pairs.append({"selector_a": sel_a, "selector_b": sel_b,
                           "overall": {m: comparison(fa, fb, m) for m in COMPARE_METRICS},
                           "by_category": by_category, **changes(fa, fb)})
-    return clean({"judge": judge, "metric": PRIMARY, "pairs": out_pairs,
+    return json_safe({"judge": judge, "metric": PRIMARY, "pairs": out_pairs,
                   "warnings": [f"{p['selector_b']}: {p['overall'][PRIMARY]['warning']}"
                                for p in out_pairs if p["overall"][PRIMARY]["power_warning"]]})
 

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
-from memeval.scoring.catalog import GATED, PRIMARY, metric
+from memeval.jsonenc import finite, json_safe
+from memeval.scoring.catalog import CONFIDENCE, FALSE_FAILURE, GATED, PRIMARY, metric
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,8 +116,6 @@ class GateCheck:
                     "on fewer turns. Fix the cause, or raise --max-error-rate knowingly")
         if self.kind == "coverage":
             return f"{self.detail} ({who})"
-        from memeval.scoring.stats import CONFIDENCE
-
         declared = metric(self.metric)
         gain = ("candidate − baseline" if declared.direction == "higher"
                 else "baseline − candidate, as lower is better")
@@ -153,10 +152,8 @@ class GateResult:
         return list(seen)
 
     def to_dict(self) -> dict[str, Any]:
-        from memeval.scoring.summary import clean
-
         return {"passed": self.passed, "rules": self.rules(),
-                "checks": [clean(asdict(c)) for c in self.checks]}
+                "checks": [json_safe(asdict(c)) for c in self.checks]}
 
     def table(self) -> str:
         """A plain-text table of every check, failures marked, for terminals and CI logs."""
@@ -186,14 +183,6 @@ class GateResult:
         for c in self.failures:
             lines.append(f"\n- **FAIL**: {c.message()}")
         return "\n".join(lines) + "\n"
-
-
-def _finite(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 # -- inputs -----------------------------------------------------------------------------
@@ -296,7 +285,7 @@ def _missing_turns(candidate: pd.DataFrame, baseline: pd.DataFrame) -> list[str]
 
 def margin_for(baseline: pd.DataFrame, name: str, *, half_width: float,
                given: float | None = None, calibration: Calibration | None = None,
-               false_failure: float | None = None) -> Margin:
+               false_failure: float = FALSE_FAILURE) -> Margin:
     """The margin of one gated metric for one baseline selector × judge (the one rule).
 
     Args:
@@ -305,15 +294,11 @@ def margin_for(baseline: pd.DataFrame, name: str, *, half_width: float,
         half_width: how far the comparison's one-sided bound sits below its estimate.
         given: `--margin`, which overrides everything.
         calibration: the baseline's calibration.json entry, if any.
-        false_failure: the A/A failure rate this metric may spend (5 % / gated metrics);
-            default the whole 5 %.
+        false_failure: the A/A failure rate this metric may spend (5 % / gated metrics).
     """
     from scipy import stats
 
     from memeval.scoring.calibrate import resolvable_margin
-    from memeval.scoring.stats import CONFIDENCE, FALSE_FAILURE
-
-    false_failure = FALSE_FAILURE if false_failure is None else false_failure
 
     if given is not None:
         why = "as given by --margin"
@@ -355,7 +340,7 @@ def _non_inferiority_check(cand: pd.DataFrame, base: pd.DataFrame, name: str, *,
     margin = margin_for(base, name, half_width=non_inferiority(gain, clusters, 0.0).half_width,
                         **rule)
     found = non_inferiority(gain, clusters, margin.value)
-    low = _finite(found.lower_bound)
+    low = finite(found.lower_bound)
     said = f"{margin.rule}: {margin.why}"
     detail = (f"{found.n} paired turns in {found.n_clusters} scenarios, candidate "
               f"{pairs[f'{name}_a'].mean():.3f} vs baseline {pairs[f'{name}_b'].mean():.3f} "
@@ -385,7 +370,6 @@ def non_inferiority_checks(candidate: pd.DataFrame, baseline: pd.DataFrame, *,
     """Paired non-inferiority of each candidate selector × judge on every gated metric,
     after the error rates of the baseline selector it is paired with."""
     from memeval.scoring.compare import pair_selectors
-    from memeval.scoring.stats import FALSE_FAILURE
 
     checks: list[GateCheck] = []
     judges = sorted(set(candidate["judge"]) & set(baseline["judge"]))

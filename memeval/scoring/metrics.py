@@ -51,7 +51,7 @@ from memeval.scoring.stats import (
 )
 
 if TYPE_CHECKING:
-    from memeval.log.row import TurnResult
+    from memeval.log import TurnResult
 
 CAP = MAX_SURFACED_PER_TURN  # caps the recall denominator: five relevant fill a turn
 POWER = 0.8
@@ -308,8 +308,7 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         "judge_error": judgement.error, "unscored": unscored,
         "skipped": result.skipped, "discarded": result.discarded,
         "answer_surfaced": math.nan if result.answer is None else float(answer_surfaced(
-            result.answer, (m.get("content", "") for m in (
-                result.record.get("surfaced") or result.record.get("discarded") or ())))),
+            result.answer, (m.content for m in result.record.delivered))),
     }
 
 

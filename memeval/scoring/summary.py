@@ -10,20 +10,20 @@ then renders the report from it.
 from __future__ import annotations
 
 import itertools
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from memeval.log.row import TurnResult
+from memeval.jsonenc import json_safe
+from memeval.log import TurnResult
 from memeval.scoring.agreement import agreement
 from memeval.scoring.catalog import BY_NAME, HEADLINE
 from memeval.scoring.metrics import (
+    JUDGE_FAILURES,
     TURN_COLUMNS,
     aggregate,
     judged_input,
@@ -39,56 +39,9 @@ PER_TURN_COLUMNS: tuple[str, ...] = tuple(
     if c not in ("relevant", "acceptable", "acceptable_selected", "duplicates"))
 
 
-_PLAIN = frozenset({str, int, bool, type(None)})  # JSON as they are: most of a summary
-
-
-def clean(value: Any) -> Any:
-    """JSON has no NaN or infinity: undefined numbers become null, numpy becomes Python."""
-    if type(value) in _PLAIN:
-        return value
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean(v) for v in value]
-    if hasattr(value, "item"):  # numpy scalars
-        return clean(value.item())
-    return value
-
-
-def _plain_column(dtype: Any) -> bool:
-    """Does `tolist` give this column's cells as `to_dict` does: numpy's, and text
-    whose missing value is NaN (pandas' default `str`; `string`'s pd.NA is boxed)."""
-    return isinstance(dtype, np.dtype) or (
-        isinstance(dtype, pd.StringDtype) and dtype.na_value is np.nan)
-
-
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """`clean(frame.to_dict(orient="records"))`, from whole columns (`tolist` gives
-    Python values at C speed; pandas boxes each cell on its own). Tables of numpy and
-    text columns only: pandas' nullable types, repeated or no columns take its own path."""
-    if frame.columns.empty or not frame.columns.is_unique or not all(
-            map(_plain_column, frame.dtypes)):
-        return clean(frame.to_dict(orient="records"))
-    names = [str(c) for c in frame.columns]
-    columns = [_clean_column(frame[c]) for c in frame.columns]
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
-
-
-def _clean_column(column: pd.Series) -> list[Any]:
-    """`[clean(cell) for cell in column.tolist()]`, a column at a time: numbers need
-    only their non-finite cells set to null (found by numpy), other cells are cleaned
-    one by one unless already plain."""
-    values = column.tolist()
-    kind = column.dtype.kind
-    if kind == "f":
-        for index in np.flatnonzero(~np.isfinite(column.to_numpy())).tolist():
-            values[index] = None
-        return values
-    if kind in "biu":
-        return values
-    return [cell if type(cell) in _PLAIN else clean(cell) for cell in values]
+    """A table as JSON-ready records (undefined numbers as null, numpy as Python)."""
+    return json_safe(frame.to_dict(orient="records"))
 
 
 def label_judge(results: Sequence[TurnResult]) -> str | None:
@@ -145,7 +98,7 @@ def _agreement(results: Sequence[TurnResult], reference: str | None) -> list[dic
             result = agreement([r.judgements[judge] for r in rows],
                                [r.judgements[reference] for r in rows],
                                clusters=[r.scenario for r in rows], selector=selector)
-            out.append(clean(result.to_dict()))
+            out.append(json_safe(result.to_dict()))
     return out
 
 
@@ -182,12 +135,18 @@ def alerts(overall: Sequence[Mapping[str, Any]]) -> list[str]:
     out = []
     for row in overall:
         who, n = f"{row['selector']} × {row['judge']}", int(row["n_turns"])
+        reasons = row.get("unscored_reasons") or {}
+        # the judge's rate also counts turns it left ungraded; those are told below
+        ungraded = sum(reasons.get(r, 0) for r in JUDGE_FAILURES)
         for kind in ("selector", "judge"):
-            rate = row.get(f"{kind}_error_rate") or 0
-            if rate:
-                out.append(f"{who}: the {kind} errored on {round(rate * n)} of {n} turns "
-                           f"({rate:.0%}); those turns are unscored, not counted as answers")
-        other = {k: v for k, v in (row.get("unscored_reasons") or {}).items()
+            failed = round((row.get(f"{kind}_error_rate") or 0) * n)
+            if kind == "judge":
+                failed = max(0, failed - ungraded)
+            if failed:
+                out.append(f"{who}: the {kind} errored on {failed} of {n} turns "
+                           f"({failed / n:.0%}); those turns are unscored, not counted as "
+                           "answers")
+        other = {k: v for k, v in reasons.items()
                  if k not in ("selector error", "judge error")}
         for reason, count in other.items():
             out.append(f"{who}: {count} of {n} turns unscored ({reason})")
@@ -295,7 +254,7 @@ class SummaryPass:
             if rows:
                 result = agreement([j[judge] for _, j in rows], [j[reference] for _, j in rows],
                                    clusters=[scenario for scenario, _ in rows], selector=selector)
-                out.append(clean(result.to_dict()))
+                out.append(json_safe(result.to_dict()))
         return out
 
 
