@@ -135,6 +135,25 @@ def test_identical_requests_in_flight_are_sent_once():
     assert access.usage.calls == 1
 
 
+def test_a_request_waiting_on_a_cancelled_identical_call_asks_itself():
+    request = LLMRequest(model=MODEL, max_tokens=50,
+                         messages=({"role": "user", "content": "hello again"},))
+    with FakeMessagesServer(latency=0.5) as server:
+        access = ModelAccess(DoorConfig(timing=CallTiming(max_retries=0)))
+        client = access.client(Endpoint("openai", f"{server.url}/v1"))
+
+        async def leader_cancelled():
+            leader = asyncio.ensure_future(client.acomplete(request))
+            await asyncio.sleep(0.1)
+            follower = asyncio.ensure_future(client.acomplete(request))
+            await asyncio.sleep(0.1)
+            leader.cancel()
+            return await follower
+
+        answer = asyncio.run(leader_cancelled())
+    assert answer.ok and answer.record.source == "api"
+
+
 # -- structured modes that explain themselves ------------------------------------------
 
 def test_a_server_that_rejects_json_schema_with_a_500_is_told_at_once(tmp_path):

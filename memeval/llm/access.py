@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from memeval.llm.client import LLMClient
 
 
+class CallAbandoned(Exception):
+    """The call an identical request waited on ended without an answer (cancelled)."""
+
+
 class ModelAccess:
     """Everything a run's model calls share, and the clients that make them.
 
@@ -171,7 +175,7 @@ class ModelAccess:
         if response is not None:
             future.set_result(response)
         else:
-            future.set_exception(RuntimeError("the identical call in flight was cancelled"))
+            future.set_exception(CallAbandoned("the identical call in flight was cancelled"))
 
     # -- prices and budget ----------------------------------------------------------------
     def use_price(self, model: str, price: ModelPrice) -> None:
