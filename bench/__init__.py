@@ -1,6 +1,6 @@
 """memeval's benchmarks: speed, scale and cost of the harness, each against a baseline.
 
-Run `python -m bench` (or `memeval bench`); `--quick` for smaller sizes. Each module
+Run `python -m bench` from a checkout; `--quick` for smaller sizes. Each module
 measures one thing and returns figures; `run_all` runs them in one process, prints
 the table and writes `bench/results.json`. Benchmarks are never unit tests: the
 smoke test only checks that the harness runs and writes valid JSON.

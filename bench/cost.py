@@ -17,7 +17,7 @@ from bench._stateful_delta import DeltaStatefulSelector
 from bench.concurrency import no_summary
 from memeval.llm import LLMClient
 from memeval.llm.prices import load_prices
-from memeval.log.folder import RESULTS_FILE, read_results
+from memeval.log import RESULTS_FILE, read_results
 from memeval.run.config import LLMOptions, RunConfig
 from memeval.run.evaluate import evaluate
 from memeval.run.play import open_session, play_turn

@@ -46,6 +46,7 @@ def peak_rss_mb() -> float:
 
 def child(suite: str, run_dir: str, repeats: int | str) -> dict[str, Any]:
     """Run the evaluation in this process and report its peaks (called in a subprocess)."""
+    from memeval.report import RunPage
     from memeval.run.config import RunConfig
     from memeval.run.evaluate import evaluate, finish_run
 
@@ -57,7 +58,8 @@ def child(suite: str, run_dir: str, repeats: int | str) -> dict[str, Any]:
 
     config = RunConfig(scenarios=(suite,), selectors=("oracle",), judges=("gold",),
                        concurrency=2, repeats=int(repeats))
-    outcome = evaluate(config, Path(run_dir), progress=False, finish=summarize)
+    outcome = evaluate(config, Path(run_dir), progress=False, page=RunPage(),
+                       finish=summarize)
     peaks["total"] = peak_rss_mb()
     peaks["rows"] = outcome.rows
     return peaks

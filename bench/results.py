@@ -27,6 +27,7 @@ MB = 1024 * 1024
 def child(suite: str, run_dir: str) -> dict[str, Any]:
     """Run the evaluation in this process and report its peaks (called in a subprocess)."""
     from bench.memory import peak_rss_mb
+    from memeval.report import RunPage
     from memeval.run.config import RunConfig
     from memeval.run.evaluate import evaluate, finish_run
 
@@ -40,7 +41,8 @@ def child(suite: str, run_dir: str) -> dict[str, Any]:
 
     config = RunConfig(scenarios=(suite,), selectors=SELECTORS, judges=("gold",),
                        concurrency=4, history="gold")
-    outcome = evaluate(config, Path(run_dir), progress=False, finish=summarize)
+    outcome = evaluate(config, Path(run_dir), progress=False, page=RunPage(),
+                       finish=summarize)
     peaks["total"] = peak_rss_mb()
     peaks["total_s"] = time.perf_counter() - started
     peaks["rows"] = outcome.rows

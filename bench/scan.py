@@ -1,9 +1,8 @@
 """Scan + manifest on generated memdirs, next to a naive version and the I/O floor.
 
 `ours` is what a Session runs each turn: `scan_memory_files` then
-`format_memory_manifest`. It is timed *cold* (the frontmatter parse cache emptied
-first, as on a session's first turn) and *warm* (a rescan of the same files, as on
-every later turn). `simple` is the shortest correct-looking program: read whole
+`format_memory_manifest` (a run shares one scan of a world's memdirs across its
+turns, so this is paid once a world). `simple` is the shortest correct-looking program: read whole
 files, parse them with python-frontmatter, sort, print. `floor` is what any scan
 must at least do: list the folder tree with `os.scandir`, stat each file and read
 its first 30 lines, with no parsing at all.
@@ -28,13 +27,12 @@ import frontmatter
 
 from bench._core import Context, Figure, best_time, ratio
 from memeval.memdir import FRONTMATTER_MAX_LINES, format_memory_manifest, scan_memory_files
-from memeval.memdir.frontmatter import _load_mapping
 from memeval.scenarios import generate
 
 # Targets of issue 11, by memdir size (milliseconds for the whole scan + manifest).
 TARGET_MS = {200: 20.0, 10_000: 1_500.0}
 FLOOR_TARGET = 2.0  # ours within 2x of the floor
-YAML_FLOOR_TARGET = 1.5  # issue 18: YAML-heavy frontmatter, cold, within 1.5x of the floor
+YAML_FLOOR_TARGET = 1.5  # issue 18: YAML-heavy frontmatter within 1.5x of the floor
 YAML_SIZES = (200, 2_000)  # the sizes issue 18 states its target for
 SEED = 11
 
@@ -153,19 +151,14 @@ def make_yaml_memdir(workdir: Path, files: int, seed: int = SEED) -> Path:
     return out
 
 
-def interleaved(sides: dict[str, Callable[[], object]], repeats: int,
-                before: dict[str, Callable[[], object]]) -> dict[str, float]:
+def interleaved(sides: dict[str, Callable[[], object]], repeats: int) -> dict[str, float]:
     """Best time of each side, taking turns within every round, so a burst of load
     from elsewhere on the machine hits all sides alike rather than one phase."""
     best = dict.fromkeys(sides, float("inf"))
     for _ in range(max(1, repeats)):
         for name, fn in sides.items():
-            best[name] = min(best[name], best_time(fn, 1, before=before.get(name, _noop)))
+            best[name] = min(best[name], best_time(fn, 1))
     return best
-
-
-def _noop() -> None:
-    return None
 
 
 def run(ctx: Context) -> list[Figure]:
@@ -179,21 +172,17 @@ def run(ctx: Context) -> list[Figure]:
         floor(memdir)  # warm the page cache once, so every side reads from memory
         times = interleaved(
             {"floor": lambda m=memdir: floor(m), "simple": lambda m=memdir: simple(m),
-             "cold": lambda m=memdir: ours(m), "warm": lambda m=memdir: ours(m)},
-            repeats, before={"cold": _load_mapping.cache_clear})
-        t_floor, t_simple, t_cold, t_warm = (times[k] for k in ("floor", "simple", "cold",
-                                                                "warm"))
-        per_file[files] = t_cold / files
+             "ours": lambda m=memdir: ours(m)},
+            repeats)
+        t_floor, t_simple, t_ours = (times[k] for k in ("floor", "simple", "ours"))
+        per_file[files] = t_ours / files
         figures += [
-            Figure(f"scan.{files}.cold", t_cold * 1e3, "ms", TARGET_MS.get(files),
-                   note="first scan + manifest (parse cache empty)"),
-            Figure(f"scan.{files}.warm", t_warm * 1e3, "ms",
-                   note="rescan, frontmatter parses cached by text"),
-            Figure(f"scan.{files}.us_per_file", t_cold / files * 1e6, "us"),
-            Figure(f"scan.{files}.cold_vs_floor", ratio(t_cold, t_floor), "x", FLOOR_TARGET,
+            Figure(f"scan.{files}", t_ours * 1e3, "ms", TARGET_MS.get(files),
+                   note="scan + manifest"),
+            Figure(f"scan.{files}.us_per_file", t_ours / files * 1e6, "us"),
+            Figure(f"scan.{files}.vs_floor", ratio(t_ours, t_floor), "x", FLOOR_TARGET,
                    note=f"floor {t_floor * 1e3:.1f} ms: scandir + stat + 30 lines"),
-            Figure(f"scan.{files}.warm_vs_floor", ratio(t_warm, t_floor), "x"),
-            Figure(f"scan.{files}.cold_vs_simple", ratio(t_cold, t_simple), "x",
+            Figure(f"scan.{files}.vs_simple", ratio(t_ours, t_simple), "x",
                    note=f"simple {t_simple * 1e3:.1f} ms: whole files, python-frontmatter"),
         ]
     figures += _yaml_figures(ctx)
@@ -218,13 +207,12 @@ def _yaml_figures(ctx: Context) -> list[Figure]:
         # Thrice the rounds: each takes milliseconds, and the ratio of two short
         # minima is what a burst of load elsewhere moves most.
         times = interleaved({"floor": lambda m=memdir: floor(m),
-                             "cold": lambda m=memdir: ours(m)},
-                            3 * ctx.sizes.scan_repeats,
-                            before={"cold": _load_mapping.cache_clear})
+                             "ours": lambda m=memdir: ours(m)},
+                            3 * ctx.sizes.scan_repeats)
         figures += [
-            Figure(f"scan.yaml.{files}.cold", times["cold"] * 1e3, "ms",
-                   note="first scan + manifest, YAML-heavy frontmatter"),
-            Figure(f"scan.yaml.{files}.cold_vs_floor", ratio(times["cold"], times["floor"]),
+            Figure(f"scan.yaml.{files}", times["ours"] * 1e3, "ms",
+                   note="scan + manifest, YAML-heavy frontmatter"),
+            Figure(f"scan.yaml.{files}.vs_floor", ratio(times["ours"], times["floor"]),
                    "x", YAML_FLOOR_TARGET,
                    note=f"floor {times['floor'] * 1e3:.1f} ms: scandir + stat + 30 lines"),
         ]

@@ -1,22 +1,19 @@
-"""The JSON a run writes and reads dozens of times a turn, at C speed.
+"""The JSON memeval writes and reads, and the one rule for numbers JSON cannot hold.
 
 Three kinds of text. Model-request keys (the response cache's) must never change
-spelling, so `canonical_json` is exactly `json.dumps` with its options, from an
-encoder built once and reused (a test holds them together). Payload addresses and
-memo keys are `canonical_key`, orjson's sorted text: one spelling per value within
-a version. Stored lines (`results.jsonl`, `payloads.jsonl`, `summary.json`) only have
-to read back the same, so they are written and read with orjson, several times
-faster; whatever orjson refuses or could misread falls back to the stdlib, so values
-and errors stay json's. As everywhere in memeval's files, a non-finite number is
-stored as null: JSON has no NaN, and tools other than Python's reject the `NaN` token.
+spelling, so `canonical_json` is `json.dumps` with fixed options. Payload addresses
+and memo keys are `canonical_key`, orjson's sorted text: one spelling per value
+within a version. Stored lines (`results.jsonl`, `payloads.jsonl`, `summary.json`)
+are written with orjson (the stdlib where orjson refuses a value) and read with the
+stdlib. A number that is not finite is missing (`finite`, `json_safe`): stored as
+null, as JSON has no NaN and tools other than Python's reject the `NaN` token.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from collections.abc import Callable
-from json import encoder as _std
 from typing import Any
 
 import orjson
@@ -27,29 +24,8 @@ def refuse(value: Any) -> Any:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def encoder(*, sort_keys: bool = False, ensure_ascii: bool = True,
-            separators: tuple[str, str] = (", ", ": "),
-            default: Callable[[Any], Any] | None = None) -> Callable[[Any], str]:
-    """`lambda value: json.dumps(value, **options)` for these options, built once."""
-    item_separator, key_separator = separators
-    make = getattr(_std, "c_make_encoder", None)
-    if make is None:  # an interpreter without the C accelerator
-        slow = json.JSONEncoder(sort_keys=sort_keys, ensure_ascii=ensure_ascii,
-                                separators=separators, default=default)
-        return slow.encode
-    string = _std.encode_basestring_ascii if ensure_ascii else _std.encode_basestring
-    encode_c = make(None, default or refuse, string, None, key_separator, item_separator,
-                    sort_keys, False, True)
-
-    def encode(value: Any) -> str:
-        if isinstance(value, str):  # the C encoder takes containers and scalars alike,
-            return string(value)  # but a bare string is quicker this way
-        return "".join(encode_c(value, 0))
-
-    return encode
-
-
-canonical_json = encoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+canonical_json = functools.partial(json.dumps, sort_keys=True, ensure_ascii=False,
+                                   separators=(",", ":"))
 """One spelling per JSON value: sorted keys, no spaces, UTF-8 kept, as `json.dumps`
 spells them. What model-request keys are taken of."""
 
@@ -73,29 +49,45 @@ def canonical_key(value: Any) -> str | bytes:
 
 
 def _as_number_or_text(value: Any) -> Any:
-    """What `json.dumps(default=str)` writes for what orjson hands back: a float
-    subclass (numpy's) as its number, a tuple subclass (a NamedTuple) as its list,
-    anything else as its `str`."""
+    """What orjson hands back, as `json_safe` makes it: a float subclass or a numpy
+    scalar as its number, a tuple subclass (a NamedTuple) as its list, anything else as
+    its `str` (as `json.dumps(default=str)` writes it)."""
     if isinstance(value, float):
         return float(value)
-    return list(value) if isinstance(value, tuple) else str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value.item() if hasattr(value, "item") else str(value)
 
 
-# For the values orjson refuses. ASCII-only, so a lone surrogate (a file name that is
-# not UTF-8, as the OS hands it over; a model's escaped `\ud800`) is written as its
-# escape, which reads back as the same text, and the line stays valid UTF-8.
-_stdlib_line = encoder(sort_keys=True, default=str)
-
-
-def _finite(value: Any) -> Any:
-    """`value` with non-finite floats as None, as orjson writes them: for the stdlib,
-    which would write `NaN` (the rare values orjson refuses)."""
-    if isinstance(value, float) and not math.isfinite(value):
+def finite(value: Any) -> float | None:
+    """The one NaN rule: a number that is not finite (NaN, infinity), or no number at
+    all, is missing (None); any other number comes back as a float. JSON has no NaN,
+    and tools other than Python's reject the `NaN` token."""
+    if value is None or isinstance(value, str):
         return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})  # JSON as they are: most of a summary
+
+
+def json_safe(value: Any) -> Any:
+    """`value` made plain JSON by the rule of `finite`, all the way down: non-finite
+    floats become None, numpy scalars their Python value, mapping keys text."""
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, float):
+        return finite(value)
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {str(k): json_safe(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
+        return [json_safe(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalars
+        return json_safe(value.item())
     return value
 
 
@@ -107,7 +99,7 @@ def dump_line(value: Any) -> bytes:
         return orjson.dumps(value, default=_as_number_or_text,
                             option=_SORTED | orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        return (_stdlib_line(_finite(value)) + "\n").encode("ascii")
+        return (json.dumps(json_safe(value), sort_keys=True, default=str) + "\n").encode("ascii")
 
 
 def dump_pretty(value: Any) -> bytes:
@@ -117,32 +109,11 @@ def dump_pretty(value: Any) -> bytes:
         return orjson.dumps(value, default=_as_number_or_text,
                             option=_SORTED | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
     except TypeError:
-        text = json.dumps(_finite(value), indent=2, sort_keys=True, default=str)
+        text = json.dumps(json_safe(value), indent=2, sort_keys=True, default=str)
         return (text + "\n").encode("ascii")
 
 
-# orjson reads an integer past 64 bits as a float, silently; json keeps it exact. A
-# line where 19 digits follow what may start a number (`[`, `,`, `:`, `-`, white space,
-# the line's start) may hold one, and goes to json. Digits inside strings rarely
-# match (the hex of hashes follows a letter or a quote): when they do, only slower.
-_NUMBER_MARKS = bytes.maketrans(b"0123456789[,:- \t\r\n", b"0" * 10 + b"|" * 8)
-_LONG_INTEGER = b"|" + b"0" * 19
-
-
-def _may_hold_long_integer(raw: bytes | bytearray) -> bool:
-    marked = raw.translate(_NUMBER_MARKS)
-    return _LONG_INTEGER in marked or marked.startswith(_LONG_INTEGER[1:])
-
-
 def decode_line(raw: bytes | bytearray | str) -> Any:
-    """`json.loads(raw)` for one line of a JSON-lines file, at orjson's speed. Anything
-    orjson refuses (NaN, lone surrogates, UTF-16, a byte-order mark, invalid JSON)
-    or might read otherwise (long integers) goes to `json.loads`, so values and errors
-    are json's own; only nesting between json's recursion limit and orjson's (about
-    1 000 to 1 024 levels) reads here where json raises RecursionError."""
-    if isinstance(raw, str) or _may_hold_long_integer(raw):
-        return json.loads(raw)
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return json.loads(raw)
+    """One line of a JSON-lines file (or a whole JSON file) read back: `json.loads`,
+    which keeps long integers exact (orjson would read them as floats)."""
+    return json.loads(raw)

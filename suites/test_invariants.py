@@ -310,6 +310,10 @@ class TurnRun:
     record: TurnRecord
     opens: list[tuple[str, str]]
     compacted_before: bool
+    # What the compaction before this turn read back into the read-file state.
+    restored: frozenset[str] = frozenset()
+    # The read-file state when the turn starts (after its window's tool reads).
+    read_before: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -328,19 +332,28 @@ def run_case(case: Case, compat: Compat, root: Path) -> Outcome:
     # Hypothesis prints how the case was built; this prints what it is, as a listing.
     note(f"compat: {compat.preset_name}\nworld (shrunk):{case!r}\nwhat each turn did:")
     for spec in case.turns:
+        restored: frozenset[str] = frozenset()
         if spec.compact_before:
             session.compact()
+            restored = frozenset(r.path for r in session.last_restore if r.put_back)
         selector.moves = spec.moves
         selector.raise_error = spec.raise_error
         events = [{"tool": "Read", "ok": True, "path": str(world.project_dir / rel)}
                   for rel in spec.reads]
+        read_before = frozenset(session.read_file_state) | {e["path"] for e in events}
         with watch_opens() as opens:
             record = session.turn(spec.query, tool_events=events, used_tools=spec.used_tools)
         note(f"{spec.query!r}: skipped={record.skipped} dirs={[d.scope for d in record.dirs]} "
              f"picked={list(record.selected_names)} surfaced={list(record.surfaced_keys)} "
-             f"errors={list(record.errors)}")
-        outcome.runs.append(TurnRun(spec, record, opens, spec.compact_before))
+             f"errors={list(record.errors)}"
+             + (f" restored before={sorted(out_show(world, restored))}" if restored else ""))
+        outcome.runs.append(TurnRun(spec, record, opens, spec.compact_before, restored,
+                                    read_before))
     return outcome
+
+
+def out_show(world: World, paths: frozenset[str]) -> list[str]:
+    return [world.show(p) for p in paths]
 
 
 # Worlds are many small folders; tmpfs makes creating and removing them ~30x faster.
@@ -535,14 +548,58 @@ def test_surfaced_content_fits_4096_bytes_and_200_lines_before_the_note(
 )
 @property_test(DUPLICATE_NAMES, AGENT_BOTH_WAYS)
 def test_no_path_surfaces_twice_in_a_session_until_compaction(compat: Compat, case: Case) -> None:
+    """Invariant 4 with its compaction exception stated exactly: a path surfaces at
+    most once between two compactions; after a compaction it may surface again only
+    if that compaction did not read it back into the read-file state (it was not among
+    the five newest eligible entries, was over 5 000 estimated tokens, or could not be
+    read), or if it has since left the read-file state by LRU eviction (100 newer
+    entries)."""
+
     def invariant(out: Outcome) -> None:
         seen: set[str] = set()
         for run in out.runs:
             if run.compacted_before:
-                seen.clear()
+                seen = set(run.restored)
+            earlier = set(seen)
             for path in run.record.surfaced_paths:
+                if path in earlier and path not in run.read_before:
+                    earlier.discard(path)  # evicted since: the exception applies, once
+                    seen.discard(path)
                 assert path not in seen, f"{out.world.show(path)} surfaced again"
                 seen.add(path)
+
+    check(case, compat, invariant)
+
+
+# Memories surfaced, then a compaction: the restored ones must not surface again.
+RESTORED_STAY_READ = Case(project=tuple(_f(f"m{i}.md", age=i + 1) for i in range(3)), turns=(
+    TurnSpec(moves=GREEDY), TurnSpec(moves=GREEDY, compact_before=True)))
+
+
+@pytest.mark.parametrize("compat", [
+    pytest.param(Compat.hardened(), id="hardened"),
+    pytest.param(Compat.faithful().with_quirks(duplicate_names_surface_twice=False),
+                 id="faithful-duplicate_names_surface_twice"),
+])
+@property_test(RESTORED_STAY_READ)
+def test_a_path_compaction_restored_does_not_surface_while_it_stays_read(
+    compat: Compat, case: Case
+) -> None:
+    """The other half of invariant 4's exception: what a compaction read back is in the
+    read-file state, and does not surface until it leaves it."""
+
+    def invariant(out: Outcome) -> None:
+        since: set[str] = set()
+        for run in out.runs:
+            if run.compacted_before:
+                since = set(run.restored)
+                assert since <= run.read_before, "a restored file is not in the state"
+            for path in run.record.surfaced_paths:
+                assert path not in since or path not in run.read_before, (
+                    f"{out.world.show(path)} was restored by the compaction and still "
+                    "surfaced")
+            for path in run.record.surfaced_paths:
+                since.discard(path)
 
     check(case, compat, invariant)
 
@@ -599,10 +656,12 @@ def test_every_surfaced_memory_was_a_listed_candidate(compat: Compat, case: Case
 def test_selector_failures_are_recorded_as_errors_never_as_empty_picks(
     compat: Compat, case: Case
 ) -> None:
+    """A raising selector is an error; a non-string inside a list of names is not a
+    failure (the system drops it alone), so the string names of that answer count."""
+
     def invariant(out: Outcome) -> None:
         for run in out.runs:
-            expect_error = run.spec.raise_error or any(
-                m.kind == "nonstring" for m in run.spec.moves)
+            expect_error = run.spec.raise_error
             for d in run.record.dirs:
                 if not d.called:
                     continue
@@ -610,6 +669,11 @@ def test_selector_failures_are_recorded_as_errors_never_as_empty_picks(
                 if expect_error:
                     assert d.valid == ()
                     assert not any(s.scope == d.scope for s in run.record.surfaced)
+                    continue
+                # Each nonstring move puts one non-string into the answer: it alone goes.
+                strays = [n for n in d.invalid if n.reason == "not-a-string"]
+                assert len(strays) == sum(m.kind == "nonstring" for m in run.spec.moves)
+                assert all(isinstance(n, str) for n in d.valid)
             if expect_error and run.record.selector_called:
                 assert run.record.errors
 

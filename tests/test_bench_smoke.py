@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 bench = pytest.importorskip("bench", reason="bench/ lives in the repository checkout")
 
+from bench.__main__ import command  # noqa: E402
 from bench._core import Figure, table  # noqa: E402
-from memeval.cli import cli  # noqa: E402
 
 
 def test_every_benchmark_runs_at_tiny_sizes_and_writes_json(tmp_path):
@@ -38,7 +38,7 @@ def test_every_benchmark_runs_at_tiny_sizes_and_writes_json(tmp_path):
 
 def test_cli_runs_one_benchmark_and_prints_the_table(tmp_path):
     out = tmp_path / "r.json"
-    result = CliRunner().invoke(cli, ["bench", "--profile", "tiny", "-b", "cost",
+    result = CliRunner().invoke(command, ["--profile", "tiny", "-b", "cost",
                                       "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "| figure" in result.output and "cost.stateful_vs_stateless" in result.output
@@ -46,7 +46,7 @@ def test_cli_runs_one_benchmark_and_prints_the_table(tmp_path):
 
 
 def test_cli_names_an_unknown_benchmark():
-    result = CliRunner().invoke(cli, ["bench", "-b", "nope"])
+    result = CliRunner().invoke(command, ["-b", "nope"])
     assert result.exit_code == 2
     assert "nope" in result.output and "scan" in result.output
 

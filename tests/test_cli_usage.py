@@ -86,6 +86,20 @@ def test_inspect_takes_a_bundled_id_wherever_the_fixtures_are_installed(
     assert typo.exit_code == 2 and "did you mean 'tiny-shop'?" in typo.output
 
 
+def test_inspect_shows_control_characters_escaped(tmp_path: Path) -> None:
+    """Scenario text is data: an OSC 52 clipboard write, a colour or a clear-screen
+    in a memory or a query reaches the terminal as visible escapes (issue 37)."""
+    hostile = SCENARIO.replace("x\\n\"", "\\e]52;c;aGk=\\a\\e[2J\\e[31mred\\r\\n\"").replace(
+        "how do I run the tests against postgres?",
+        "\"how do I run the tests against postgres?\\e]8;;http://x\\e\\\\\"")
+    path = tmp_path / "hostile.yaml"
+    path.write_text(hostile, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["inspect", str(path), "-s", "oracle", "--reminders"])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "\\x1b]52;c;aGk=\\x07" in result.output and "\\x1b]8;;http://x" in result.output
+
+
 def test_inspect_help_example_is_a_real_bundled_scenario() -> None:
     from memeval.cli.inspect_ import EXAMPLES
     from memeval.run.config import bundled_fixtures_dir

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from memeval.errors import MemevalError
-from memeval.log.folder import (
+from memeval.log import (
     CONFIG_FILE,
     INCOMPLETE_MARKER,
     RESULTS_FILE,
@@ -132,8 +132,8 @@ def test_rows_carry_the_record_the_model_saw(tmp_path, scenario_path):
     assert row.selected == ("testing.md",)
     assert [(v.key, v.verdict) for v in row.judgements["gold"].verdicts] == [
         ("testing.md", "relevant")]
-    surfaced = row.record["surfaced"][0]
-    reminder = render_system_reminder(surfaced["header"], surfaced["content"])
+    surfaced = row.record.surfaced[0]
+    reminder = render_system_reminder(surfaced.header, surfaced.content)
     assert reminder.startswith("<system-reminder>\nThis memory is 3 days old. ")
     assert "real postgres database" in reminder
     assert row.surfaced_bytes > 0
@@ -272,60 +272,9 @@ def test_gold_without_candidate_grading_still_reports_recall(tmp_path, scenario_
     assert outcome.summary["primary_judge"] == "gold?candidates=0"
 
 
-def test_the_cycle_collector_is_paused_only_while_rows_are_read_back() -> None:
-    import gc
-
-    from memeval.run.evaluate import collector_paused
-
-    assert gc.isenabled()
-    with collector_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with collector_paused():
-            pass
-        assert not gc.isenabled()  # a caller's own choice is kept
-    finally:
-        gc.enable()
-    with pytest.raises(ValueError), collector_paused():
-        raise ValueError
-    assert gc.isenabled()
-
-
-def test_the_heap_before_a_run_is_frozen_while_it_runs_and_given_back(
-        tmp_path, scenario_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gc
-
-    import memeval.run.evaluate as evaluate_module
-
-    seen: list[int] = []
-    real = evaluate_module.finish_run
-
-    def spy(*args, **kwargs):
-        seen.append(gc.get_freeze_count())
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(evaluate_module, "finish_run", spy)
-    before = gc.get_freeze_count()
-    evaluate(_config(scenario_path), tmp_path / "run", progress=False)
-    assert seen and seen[0] > before  # what existed before the run is out of the collector's way
-    assert gc.get_freeze_count() == 0  # and back in it afterwards
-    with pytest.raises(MemevalError):  # a run that fails gives it back too
-        evaluate(_config(tmp_path / "none.yaml"), tmp_path / "failed", progress=False)
-    assert gc.get_freeze_count() == 0
-    gc.freeze()  # a process that freezes its own heap keeps it frozen
-    try:
-        frozen = gc.get_freeze_count()
-        evaluate(_config(scenario_path), tmp_path / "run2", progress=False)
-        assert gc.get_freeze_count() > frozen // 2  # not unfrozen (freed ones leave it)
-    finally:
-        gc.unfreeze()
-
-
 def _finished_files(run_dir):
     """summary.json and the page's turn data of a run folder, less the summary's time."""
-    from memeval.log.folder import REPORT_FILE
+    from memeval.log import REPORT_FILE
     from memeval.report._html import unpack_json
     from tests.test_report_run import DATA_BLOCK
 
@@ -362,6 +311,7 @@ def test_a_run_finishes_as_a_rebuild_of_its_folder_would(tmp_path, history):
     import shutil
     from pathlib import Path
 
+    from memeval.report import RunPage
     from memeval.run.evaluate import rebuild_run
     from memeval.selectors import SELECTORS
 
@@ -374,13 +324,13 @@ def test_a_run_finishes_as_a_rebuild_of_its_folder_would(tmp_path, history):
                        judges=("gold", "gold?candidates=false"), history=history,
                        concurrency=3)
     run_dir = tmp_path / "run"
-    evaluate(config, run_dir, progress=False)
+    evaluate(config, run_dir, progress=False, page=RunPage())
     written = _finished_files(run_dir)
     assert any(v["shown"] for v in written[1]["turns"])  # memories reached the page
     junk = [v for v in written[1]["turns"] if v["sel"] == "junk-answers"]
     assert any(v["errs"] for v in junk) and any(v["shown"] for v in junk)
     assert str(tmp_path) not in written[2]  # no temporary root on the page
-    rebuild_run(run_dir)
+    rebuild_run(run_dir, RunPage())
     assert _finished_files(run_dir) == written
 
     # resumed: the rows kept from before are read, the new ones met as written
@@ -388,8 +338,28 @@ def test_a_run_finishes_as_a_rebuild_of_its_folder_would(tmp_path, history):
     resumed = tmp_path / "resumed"
     shutil.copytree(run_dir, resumed)
     (resumed / RESULTS_FILE).write_bytes(b"".join(lines[:len(lines) // 2]))
-    outcome = evaluate(config, resumed, progress=False)
+    outcome = evaluate(config, resumed, progress=False, page=RunPage())
     assert outcome.units_resumed and outcome.units_run
     after_resume = _finished_files(resumed)
-    rebuild_run(resumed)
+    rebuild_run(resumed, RunPage())
     assert _finished_files(resumed) == after_resume
+
+
+def test_the_engine_runs_without_importing_the_report(tmp_path, scenario_path):
+    """A run without a page writes the summary only and never loads `memeval.report`:
+    the page is the caller's choice (`page=RunPage()`), so the engine's arrows point
+    down to the log and the scoring, never up to the views."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; "
+            "from memeval.run.config import RunConfig; "
+            "from memeval.run.evaluate import evaluate; "
+            f"evaluate(RunConfig(scenarios=({str(scenario_path)!r},), selectors=('bm25',)), "
+            f"Path({str(tmp_path / 'run')!r}), progress=False); "
+            "print(sorted(m for m in sys.modules if m.startswith('memeval.report')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+    assert (tmp_path / "run" / SUMMARY_FILE).exists()
+    assert not (tmp_path / "run" / "index.html").exists()

@@ -31,7 +31,7 @@ def rows(selector: str, history: str) -> list:
 
 
 def manifests(results: list) -> dict:
-    return {(r.scenario, r.turn_id): tuple(d["manifest"] for d in r.record["dirs"])
+    return {(r.scenario, r.turn_id): tuple(d.manifest for d in r.record.dirs)
             for r in results}
 
 
@@ -88,7 +88,7 @@ def test_a_fork_leaves_the_reference_session_untouched() -> None:
 def test_all_surfaces_what_the_cap_keeps_the_same_as_recency() -> None:
     all_rows, recency = rows("all", "gold"), rows("recency", "gold")
     assert [r.selected for r in all_rows] == [r.selected for r in recency]
-    assert any(len(d["valid"]) > 5 for r in all_rows for d in r.record["dirs"])
+    assert any(len(d.valid) > 5 for r in all_rows for d in r.record.dirs)
 
 
 def test_only_the_oracle_is_handed_the_labels() -> None:
@@ -138,7 +138,7 @@ SELECTORS.register(REMEMBERER, Rememberer)
 
 
 def _played(units, config) -> list[str]:
-    from memeval.log.row import PayloadStore
+    from memeval.log import PayloadStore
     from memeval.run.play import run_coroutine
     from memeval.run.runner import run_units
 
@@ -152,33 +152,39 @@ def _played(units, config) -> list[str]:
     return sorted(json.dumps(r.to_dict(PayloadStore()), sort_keys=True) for r in rows)
 
 
-@pytest.mark.parametrize("history", ["gold", "own"])
-def test_sessions_cut_into_units_give_the_rows_of_whole_sessions(history) -> None:
+@pytest.mark.parametrize(("history", "compat"), [("gold", "faithful"), ("own", "faithful"),
+                                               ("gold", "faithful+compaction=restore"),
+                                               ("own", "faithful+compaction=restore")])
+def test_sessions_cut_into_units_give_the_rows_of_whole_sessions(history, compat) -> None:
     """A unit per turn (gold history, no memory) or per stretch between compactions
     (memory, or own history), played in any interleaving on shared worlds, must give
-    exactly the rows of playing every session whole and alone."""
+    exactly the rows of playing every session whole and alone. A compaction that
+    restores files carries state over, so there sessions are not cut at compactions."""
     from memeval.run.evaluate import plan_units
 
     specs = ("bm25", "recency", "random?seed=3", "oracle", "none", REMEMBERER)
     config = RunConfig(selectors=specs, history=history, shuffle_manifest=True,
-                       concurrency=3)
+                       concurrency=3, compat=compat)
     remembers = REMEMBERER.__eq__
     cut = plan_units(SCENARIOS, config, remembers=remembers)
     whole = plan_units(SCENARIOS, config, remembers=remembers, split=False)
-    stretches = sum(1 + sum(1 for t in s.turns[1:] if t.compact_before) for s in SCENARIOS)
+    restores = compat.endswith("restore")
+    stretches = sum(1 + (0 if restores else sum(1 for t in s.turns[1:] if t.compact_before))
+                    for s in SCENARIOS)
     turns = sum(len(s.turns) for s in SCENARIOS)
     kinds = Counter(u.selector_spec for u in cut)
     if history == "gold":
         assert kinds["bm25"] == turns and kinds[REMEMBERER] == stretches
     else:
-        assert set(kinds.values()) == {stretches} and stretches > len(SCENARIOS)
+        assert set(kinds.values()) == {stretches}
+        assert (stretches == len(SCENARIOS)) == restores
     assert len(whole) == len(SCENARIOS) * len(specs)
     alone = [row for unit in whole for row in _played([unit], config)]
     assert _played(cut, config) == sorted(alone)
 
 
 def test_forks_of_one_turn_share_one_scan_and_get_the_same_records(monkeypatch) -> None:
-    """The gold walk scans the memdirs once per turn for all forks (`scan_memo`); a
+    """The gold walk scans the memdirs once per turn for all forks (`shared_scans`); a
     session without the memo scans itself and must record exactly the same turn."""
     import memeval.session.session as session_module
     from memeval.run.play import open_session, play_turn
@@ -199,7 +205,7 @@ def test_forks_of_one_turn_share_one_scan_and_get_the_same_records(monkeypatch) 
         plain = [play_turn(reference.fork(resolve_selector(s)), scenario, turn).to_dict()
                  for s in ("bm25", "recency")]
         alone = len(scans)
-        reference.scan_memo = {}
+        reference.shared_scans = {}
         shared = [play_turn(reference.fork(resolve_selector(s)), scenario, turn).to_dict()
                   for s in ("bm25", "recency")]
     assert shared == plain

@@ -204,39 +204,3 @@ def test_a_pipe_named_like_a_memory_is_dropped_instead_of_blocking(tmp_path: Pat
     assert names(tmp_path) == ["a.md"]
 
 
-def test_fast_header_is_the_dataclass_header() -> None:
-    """`_new_header` skips the frozen dataclass's `__init__`: the object must be the
-    one `MemoryHeader(...)` builds (fields, equality, hash, repr, frozenness)."""
-    import dataclasses
-
-    from memeval.memdir.scan import _new_header
-
-    args = ("a/b.md", "/m/a/b.md", 1796040000000.5, "d", MemoryType.USER, ["x"])
-    fast, slow = _new_header(*args), MemoryHeader(*args)
-    assert vars(fast) == vars(slow)
-    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
-    assert dataclasses.astuple(fast) == dataclasses.astuple(slow)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        fast.description = "changed"  # type: ignore[misc]
-
-
-@pytest.mark.parametrize("value", [
-    [], ["a", 1, 2.5, True, None], {"a": 1, "b": None}, {}, ["a", ["nested"]],
-    {"a": {"b": [1]}}, [{"k": "v"}], {"k": ["v"]},
-])
-def test_own_copy_is_a_deep_copy(value: object) -> None:
-    """The header's raw description is its own: no list or dict shared with the
-    parse cache's mapping, at any depth."""
-    import copy
-
-    from memeval.memdir.scan import _own_copy
-
-    got = _own_copy(value)  # type: ignore[arg-type]
-    assert got == copy.deepcopy(value) and type(got) is type(value)
-
-    def containers(v: object) -> list[int]:
-        inner = v if isinstance(v, list) else list(v.values()) if isinstance(v, dict) else []
-        return [id(v)] + [i for item in inner for i in containers(item)] if isinstance(
-            v, list | dict) else []
-
-    assert not set(containers(got)) & set(containers(value))

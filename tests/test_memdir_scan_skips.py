@@ -200,8 +200,8 @@ def _eager_headers_of(root: str, entries: list[str], skipped: list[SkippedFile])
 
 
 # Frontmatter that parses fine, that is deferred, that the scan must not defer (a
-# long decimal makes `int()` raise: the file is skipped as unreadable, wherever it
-# sorts), and every value shape the header copies or stringifies.
+# long decimal, which the parser refuses), and every value shape the header
+# stringifies.
 _DEFERRED_CASE_BLOCKS = [
     "name: a\ndescription: plain words\ntype: user\n",
     "description: [a, b, 'c']\ntags: {k: v}\n",
@@ -246,7 +246,11 @@ def test_deferred_parses_give_what_the_eager_scan_gave(tmp_path: Path, files: in
     assert [(h, repr(h.raw_description)) for h in got] == [
         (h, repr(h.raw_description)) for h in want]
     assert got_skipped == want_skipped
-    assert any(s.reason == "unreadable" for s in want_skipped)
+    # A decimal past Python's digit limit is YAML the parser refuses: the file stays a
+    # candidate with empty frontmatter, never an unreadable file.
+    huge = [h for h in want if h.filename.endswith(("f5.md", "f17.md"))]
+    assert huge and all(h.description is None for h in huge)
+    assert not any(s.reason == "unreadable" for s in want_skipped)
     if files > 200:
         assert sum(s.reason == "over-200-newest" for s in want_skipped) == files - 200 - sum(
             s.reason == "unreadable" for s in want_skipped)

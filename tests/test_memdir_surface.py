@@ -187,3 +187,13 @@ def test_a_huge_file_surfaces_its_start_only(tmp_path: Path) -> None:
         "first 200 lines", str(path)
     )
     assert got.line_limit == 200
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs a character device")
+def test_a_memory_that_is_a_device_is_never_read_for_surfacing(tmp_path: Path) -> None:
+    """A terminal named like a memory would block a blocking read for ever (issue 37):
+    only regular files are read; a device is a memory that cannot be read."""
+    device = tmp_path / "tty.md"
+    device.symlink_to("/dev/null")
+    with pytest.raises(MemoryReadError, match="not a regular file"):
+        read_memory_for_surfacing(device, now_ms=0.0)

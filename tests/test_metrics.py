@@ -13,7 +13,6 @@ from memeval.labels import GoldLabels
 from memeval.scoring.metrics import (
     aggregate,
     mcnemar_exact,
-    mean_ci,
     minimal_detectable_difference,
     paired_compare,
     pass_hat_k,
@@ -21,6 +20,7 @@ from memeval.scoring.metrics import (
     repeat_summary,
     score_turn,
 )
+from memeval.scoring.stats import cluster_bootstrap_mean, wilson_interval
 
 
 def labels(relevant: list[str], acceptable: list[str] = ()) -> GoldLabels:  # type: ignore[assignment]
@@ -174,6 +174,13 @@ def test_error_rate_is_reported() -> None:
     assert aggregate(frame, by=["selector"]).iloc[0]["error_rate"] == 0.5
 
 
+def mean_ci(values, **options) -> tuple[float, float, float]:
+    """The mean's interval with every value its own cluster (independent turns)."""
+    values = np.asarray(values, dtype=float)
+    found = cluster_bootstrap_mean(values, range(values.size), **options)
+    return found.value, found.low, found.high
+
+
 def test_mean_ci_edge_cases() -> None:
     assert all(math.isnan(v) for v in mean_ci([]))
     mean, low, high = mean_ci([0.4])
@@ -312,19 +319,28 @@ def test_pass_hat_k_is_per_judge_not_pooled() -> None:
 
 
 def test_cluster_interval_is_wider_than_a_turn_interval_when_scenarios_differ() -> None:
-    from memeval.scoring.stats import cluster_mean_ci
-
     # Ten scenarios, each all-hit or all-miss: turns of one scenario move together.
     values = np.repeat([1.0, 0.0] * 5, 10)
     clusters = np.repeat([f"s{i}" for i in range(10)], 10)
-    by_scenario = cluster_mean_ci(values, clusters)
-    by_turn = cluster_mean_ci(values, range(values.size))
+    by_scenario = cluster_bootstrap_mean(values, clusters)
+    by_turn = cluster_bootstrap_mean(values, range(values.size))
     assert by_scenario.n == 100 and by_scenario.n_clusters == 10
     assert (by_scenario.high - by_scenario.low) > 2 * (by_turn.high - by_turn.low)
 
 
 def test_wilson_interval_is_never_zero_width() -> None:
-    from memeval.scoring.stats import wilson_ci
-
-    low, high = wilson_ci(0, 29)
+    found = wilson_interval(0, 29)
+    low, high = found.low, found.high
     assert low == 0.0 and high == pytest.approx(0.1170, abs=1e-3)
+
+
+def test_a_judge_errored_turn_is_unscored_never_a_perfect_pick() -> None:
+    """A judge that failed gives no evidence: the turn is unscored (F1 NaN), even when
+    the pick happens to be the relevant memory (scored, it would read F1 1.0)."""
+    frame = per_turn_frame([{"scenario": "s", "turn_id": "t1", "selected": ["a.md"],
+                             "relevant": ["a.md"], "judge_error": "judge timed out"}])
+    turn = frame.iloc[0]
+    assert not turn["scored"] and turn["unscored_reason"] == "judge error"
+    assert bool(turn["judge_error"]) and math.isnan(turn["f1"]) and turn["outcome"] == "unscored"
+    table = aggregate(frame, by=["selector"]).iloc[0]
+    assert table["n_scored"] == 0 and table["f1_n"] == 0 and table["judge_error_rate"] == 1.0

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memeval.scoring import metrics
+from memeval.scoring.catalog import PER_TURN, WILSON
 from memeval.scoring.metrics import (
     CAP,
     aggregate,
-    mean_ci,
     paired_compare,
     pass_hat_k,
     per_turn_frame,
@@ -26,7 +26,7 @@ from memeval.scoring.stats import (
     Interval,
     cluster_bootstrap_mean,
     cluster_bootstrap_ratio,
-    wilson_ci,
+    wilson_interval,
 )
 
 KEYS = [f"m{i}.md" for i in range(12)]
@@ -102,7 +102,8 @@ values = st.lists(st.one_of(st.floats(0, 1), st.just(float("nan"))), min_size=0,
 @given(data=values, seed=st.integers(0, 1000))
 def test_ci_contains_the_point_estimate_and_stays_in_the_data_range(
         data: list[float], seed: int) -> None:
-    mean, low, high = mean_ci(data, n_resamples=200, seed=seed)
+    found = cluster_bootstrap_mean(data, range(len(data)), n_resamples=200, seed=seed)
+    mean, low, high = found.value, found.low, found.high
     finite = [v for v in data if not math.isnan(v)]
     if len(finite) < 2:
         assert math.isnan(low) and math.isnan(high)
@@ -199,14 +200,14 @@ def turns_the_pandas_way(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     group = [*by, *(c for c in ("selector", "judge", "scenario", "turn_id") if c not in by)]
     flags = ["selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
              "scored", "hits", "n_relevant"]
-    numeric = frame[[*group, *metrics.METRICS, *flags]].copy()
+    numeric = frame[[*group, *PER_TURN, *flags]].copy()
     numeric["capped"] = np.minimum(numeric["n_relevant"], CAP).where(
         frame["needs_memory"].astype(bool) & frame["recall"].notna())
     numeric["recalled"] = np.minimum(numeric["hits"], numeric["capped"])
     numeric["judged"] = (numeric["hits"] + frame["false_positives"]).where(
         frame["needs_memory"].astype(bool))
     numeric.loc[~frame["scored"].astype(bool), ["hits", "recalled", "judged"]] = math.nan
-    for m in [*metrics.METRICS, *flags, "capped", "recalled", "judged"]:
+    for m in [*PER_TURN, *flags, "capped", "recalled", "judged"]:
         numeric[m] = numeric[m].astype(float)
     return numeric.groupby(group, dropna=False, sort=True).mean().reset_index()
 
@@ -216,7 +217,7 @@ def aggregate_one_figure_at_a_time(frame: pd.DataFrame, by: list[str],
     """The aggregate as it was first written: a pandas group and one interval per figure."""
     options = {"n_resamples": n_resamples}
     turns = turns_the_pandas_way(frame, by)
-    pd.testing.assert_frame_equal(metrics._per_turn(frame, by, metrics.METRICS), turns,
+    pd.testing.assert_frame_equal(metrics._per_turn(frame, by, PER_TURN), turns,
                                   check_exact=True)
     grouped_rows = frame.groupby(by, dropna=False, sort=True) if by else [((), frame)]
     reasons = {(k if isinstance(k, tuple) else (k,)): metrics._reasons(g)
@@ -235,12 +236,12 @@ def aggregate_one_figure_at_a_time(frame: pd.DataFrame, by: list[str],
                                     .mean()),
                    selector_invalid_output_rate=float(group["selector_invalid_output"].mean()),
                    judge_invalid_output_rate=float(group["judge_invalid_output"].mean()))
-        for m in metrics.METRICS:
+        for m in PER_TURN:
             values = group[m].to_numpy(dtype=float)
             est = cluster_bootstrap_mean(values, clusters, **options)
-            if m in metrics.PROPORTIONS:
-                low, high = wilson_ci(np.nansum(values), est.n)
-                est = Interval(est.value, low, high, est.n, est.n_clusters)
+            if m in WILSON:
+                bounds = wilson_interval(round(np.nansum(values)), est.n)
+                est = Interval(est.value, bounds.low, bounds.high, est.n, est.n_clusters)
             metrics._put(row, m, est)
         metrics._put(row, "micro_precision", cluster_bootstrap_ratio(
             group["hits"], group["judged"], clusters, **options))

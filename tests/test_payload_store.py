@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from memeval.log.row import PayloadStore, payload_hash
+from memeval.log import PayloadStore, payload_hash
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, -0.0]),
                     st.text(max_size=8))
@@ -56,7 +56,7 @@ def test_what_is_kept_of_items_is_hashed_whatever_the_memo_saw(items: list, root
 def test_a_reference_in_any_mapping_resolves() -> None:
     from collections import OrderedDict
 
-    from memeval.log.row import Resolver, payload_hash
+    from memeval.log import Resolver, payload_hash
 
     digest = payload_hash(["line a", "line b"])
     resolver = Resolver({digest: ["line a", "line b"]})
@@ -69,7 +69,7 @@ def test_a_reference_in_any_mapping_resolves() -> None:
 def test_building_each_item_gives_what_resolving_the_list_gives(lists: list) -> None:
     """`Resolver.each` over lists stored by reference (sharing items) or stored whole:
     the items `resolve` gives, each built."""
-    from memeval.log.row import Resolver
+    from memeval.log import Resolver
 
     assume(not any(isinstance(i, dict) and set(i) & {"$", "$*"} for v in lists for i in v))
     store = PayloadStore()  # (a stored item shaped like a reference reads as one)
@@ -80,7 +80,7 @@ def test_building_each_item_gives_what_resolving_the_list_gives(lists: list) -> 
 
 
 def test_lists_that_share_items_share_the_built_objects() -> None:
-    from memeval.log.row import Resolver
+    from memeval.log import Resolver
 
     store = PayloadStore()
     first, second = store.refs([{"k": "a"}, {"k": "b"}]), store.refs([{"k": "b"}, {"k": "c"}])
@@ -97,7 +97,7 @@ def test_a_folder_hashed_the_old_way_reads_and_resumes() -> None:
     import hashlib
     import json
 
-    from memeval.log.row import Resolver
+    from memeval.log import Resolver
 
     value = {"mtime_ms": 1e-05, "name": "é"}
     old = hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"),
@@ -112,7 +112,7 @@ def test_a_folder_hashed_the_old_way_reads_and_resumes() -> None:
 def test_the_memo_does_not_grow_with_worlds_that_store_the_same_items() -> None:
     """A long run meets the same headers in every world (each under its own root): the
     memo keeps one entry per stored form, so memory stays flat however many worlds."""
-    from memeval.log.row import _candidate_item, _relative_item
+    from memeval.log._payloads import _candidate_item, _relative_item
 
     store = PayloadStore()
     sizes = []

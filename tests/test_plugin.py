@@ -24,7 +24,7 @@ import memeval.run.evaluate
 import memeval.scoring.gate
 import memeval.scoring.summary
 import memeval.testing
-from memeval.log.folder import read_results
+from memeval.log import read_results
 
 pytest_plugins = ["pytester"]
 
@@ -306,7 +306,8 @@ def test_plugin_module_stays_light_to_import():
 def test_help_lists_every_option(pytester):
     result = pytester.runpytest("--help")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*--memeval-margin*", "*95% CI*", "*memeval_min_recall*"])
+    result.stdout.fnmatch_lines(["*--memeval-margin*", "*calibration.json*",
+                                 "*memeval_min_recall*"])
     for option in memeval.plugin.OPTIONS:
         assert option.flag in result.stdout.str()
 

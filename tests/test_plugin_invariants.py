@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memeval.log import RecordedTurn
 from memeval.plugin.suite import SuiteStore, TurnCase, display_path, invariant_problems
 from memeval.run.config import RunConfig
 from memeval.scenarios import load
@@ -23,15 +24,16 @@ def store() -> SuiteStore:
 
 
 @pytest.fixture(scope="module")
-def records(store: SuiteStore) -> list[dict]:
+def records(store: SuiteStore) -> list[RecordedTurn]:
     """The `all` selector's session: several memories surface per turn."""
     return [r.record for r in store.unit("plugin-tiny", "all").rows]
 
 
-def tampered(records: list[dict], index: int, change) -> list[dict]:
-    out = copy.deepcopy(records)
+def tampered(records: list[RecordedTurn], index: int, change) -> list[RecordedTurn]:
+    """The records with one changed, as JSON (the way a broken session would store it)."""
+    out = [copy.deepcopy(r.to_dict()) for r in records]
     change(out[index])
-    return out
+    return [RecordedTurn.from_dict(r) for r in out]
 
 
 def test_cases_are_turns_times_selectors_with_readable_ids(store):
@@ -52,7 +54,7 @@ def test_a_real_session_breaks_no_invariant(store, records):
     scenario = store.scenario("plugin-tiny")
     assert invariant_problems(scenario, records, FAITHFUL) == {}
     assert store.unit("plugin-tiny", "all").problems == {}
-    assert any(len(r["surfaced"]) > 1 for r in records)  # the checks had work to do
+    assert any(len(r.surfaced) > 1 for r in records)  # the checks had work to do
 
 
 def test_the_index_surfacing_is_invariant_1(store, records):
@@ -84,7 +86,7 @@ def test_oversized_content_is_invariant_3_but_the_note_does_not_count(store, rec
 
 
 def test_a_path_surfacing_again_is_invariant_4(store, records):
-    first = records[0]["surfaced"][0]
+    first = records[0].surfaced[0].to_dict()
     def repeat(record):
         record["surfaced"].append(dict(first))
     problems = invariant_problems(store.scenario("plugin-tiny"), tampered(records, 1, repeat),
@@ -105,7 +107,7 @@ def test_compaction_lets_a_memory_surface_again(store, records, tmp_path):
     text = TINY.read_text().replace("  - id: t2\n", "  - id: t2\n    compact_before: true\n")
     (tmp_path / "tiny.yaml").write_text(text)
     compacted = load(tmp_path / "tiny.yaml")
-    first = records[0]["surfaced"][0]
+    first = records[0].surfaced[0].to_dict()
     def repeat(record):
         record["surfaced"].append(dict(first))
     assert invariant_problems(compacted, tampered(records, 1, repeat), FAITHFUL) == {}

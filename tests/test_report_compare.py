@@ -13,9 +13,8 @@ from click.testing import CliRunner
 from memeval.cli import cli
 from memeval.errors import MemevalError
 from memeval.judges.base import MemoryVerdict
-from memeval.log.folder import ResultsWriter
-from memeval.log.row import TurnResult
-from memeval.report import render_compare
+from memeval.log import ResultsWriter, TurnResult
+from memeval.report import RunPage, render_compare
 from memeval.run.evaluate import finish_run
 from memeval.scoring.compare import compare_runs, pair_selectors
 from memeval.testing.synthetic import synthetic_rows
@@ -25,7 +24,7 @@ def _write(run_dir: Path, rows: list[TurnResult]) -> Path:
     with ResultsWriter(run_dir) as writer:
         for row in rows:
             writer.append_unit([row])
-    finish_run(run_dir)
+    finish_run(run_dir, page=RunPage())
     return run_dir
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -11,8 +12,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from memeval.log.folder import read_results
-from memeval.report import render_run
+from memeval.log import read_results
+from memeval.report import RunPage, render_run
 from memeval.report._html import CSP, script_json, unpack_json, visible_bidi
 from memeval.report._run import turn_payload
 from memeval.report._turns import outcome_tags
@@ -137,7 +138,7 @@ def test_reminders_are_exactly_what_the_model_received(hostile_run: Path) -> Non
         view = by_key[(row.scenario, row.turn_id, row.selector)]
         shown = [m for m in view["shown"] if not m["disc"]]
         assert [payload["strings"][m["rem"]] for m in shown] == [
-            render_system_reminder(m["header"], m["content"]) for m in row.record["surfaced"]]
+            render_system_reminder(m.header, m.content) for m in row.record.surfaced]
 
 
 def test_manifest_entries_pair_lines_with_keys(hostile_run: Path) -> None:
@@ -150,12 +151,15 @@ def test_manifest_entries_pair_lines_with_keys(hostile_run: Path) -> None:
         line_ref, key = payload["entries"][ref].split(" ", 1)
         lines.append(payload["strings"][int(line_ref)])
         assert key in row.candidates
-    assert "\n".join(lines) == row.record["dirs"][0]["manifest"]
+    assert "\n".join(lines) == row.record.dirs[0].manifest
 
 
 def test_unpaired_manifest_keeps_its_text(tmp_path: Path) -> None:
     rows = synthetic_rows(turns=1, selectors=("bm25",))
-    rows[0].record["dirs"][0]["manifest"] += "\n a description that ran on"
+    record = rows[0].record
+    ran_on = replace(record.dirs[0],
+                     manifest=record.dirs[0].manifest + "\n a description that ran on")
+    rows[0] = replace(rows[0], record=replace(record, dirs=(ran_on, *record.dirs[1:])))
     view = turn_payload(rows, {})["turns"][0]
     assert view["dirs"][0]["m"] is None
     assert len(view["dirs"][0]["lines"]) == len(rows[0].candidates) + 1
@@ -256,7 +260,7 @@ def test_phase1_and_model_door_facts_from_the_summary(hostile_run: Path) -> None
 def test_repeats_show_pass_hat_k_and_each_repeat_is_a_turn(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from memeval.log.folder import ResultsWriter
+    from memeval.log import ResultsWriter
     from memeval.scoring.summary import summarize
 
     rows = synthetic_rows(turns=4, selectors=("bm25",))
@@ -275,7 +279,7 @@ def test_bidi_controls_in_names_are_shown_not_obeyed(tmp_path: Path) -> None:
     """A selector or scenario name with U+202E must not visually reorder the page."""
     from dataclasses import replace
 
-    from memeval.log.folder import ResultsWriter
+    from memeval.log import ResultsWriter
     from memeval.scoring.summary import summarize
 
     spoof = "safe\u202egnp.exe"
@@ -337,7 +341,7 @@ def test_finishing_a_run_reads_its_rows_once_and_writes_what_two_reads_would(
     the rows: the summary and page must equal a summary of a fresh read and a report
     rendered from the folder on its own."""
     import memeval.run.evaluate as evaluate_module
-    from memeval.log.folder import iter_results
+    from memeval.log import iter_results
     from memeval.run.evaluate import finish_run
     from memeval.scoring.summary import summarize
 
@@ -345,7 +349,7 @@ def test_finishing_a_run_reads_its_rows_once_and_writes_what_two_reads_would(
     real = evaluate_module.iter_results
     monkeypatch.setattr(evaluate_module, "iter_results",
                         lambda *a, **k: reads.append(a) or real(*a, **k))
-    summary = finish_run(hostile_run)
+    summary = finish_run(hostile_run, page=RunPage())
     once = _payload((hostile_run / "index.html").read_text(encoding="utf-8"))
     assert len(reads) == 1
 

@@ -6,14 +6,16 @@ import json
 
 import pytest
 
-from memeval.log.folder import (
+from memeval.log import (
     INCOMPLETE_MARKER,
     RESULTS_FILE,
+    RecordedTurn,
     ResultsWriter,
     RunFolderBusy,
+    SearchedDir,
+    TurnResult,
     read_results,
 )
-from memeval.log.row import TurnResult
 
 
 def _unit(scenario: str, selector: str = "bm25", turns: int = 2) -> list[TurnResult]:
@@ -104,16 +106,16 @@ def test_repeated_manifests_and_headers_are_stored_once_and_read_back_whole(tmp_
     back = read_results(tmp_path)
     assert [r.key for r in back] == [r.key for r in rows]
     for before, after in zip(rows, back, strict=True):
-        assert after.record["dirs"][0]["manifest"] == before.record["dirs"][0]["manifest"]
+        assert after.record.dirs[0].manifest == before.record.dirs[0].manifest
         assert after.candidates == before.candidates
         assert after.judgements == before.judgements
     # Twelve rows share one memdir: each header and manifest line is stored once.
     payloads = _stored(tmp_path / "payloads.jsonl")
     assert len(payloads) == len({p["h"] for p in payloads})
     values = [json.dumps(p["v"], sort_keys=True) for p in payloads]
-    for line in set(rows[0].record["dirs"][0]["manifest"].split("\n")):
+    for line in set(rows[0].record.dirs[0].manifest.split("\n")):
         assert values.count(json.dumps(line)) == 1
-    for header in rows[0].record["dirs"][0]["candidates"]:
+    for header in rows[0].record.dirs[0].candidates:
         stored = {k: v for k, v in header.items() if k != "file_path"}
         assert values.count(json.dumps(stored, sort_keys=True)) == 1
     # Paths are stored relative to the session's temporary root.
@@ -133,7 +135,7 @@ def test_a_memory_surfaced_by_many_rows_is_stored_once(tmp_path):
 
     rows = synthetic_rows(turns=8, selectors=("bm25", "recency", "oracle"))
     write_rows(tmp_path, rows)
-    contents = [m["content"] for r in rows for m in r.record.get("surfaced") or ()]
+    contents = [m.content for r in rows for m in r.record.surfaced]
     repeated = [c for c in set(contents) if contents.count(c) > 1]
     assert repeated, "the synthetic run must surface some memory more than once"
     results = (tmp_path / RESULTS_FILE).read_text(encoding="utf-8")
@@ -147,46 +149,23 @@ def test_a_memory_surfaced_by_many_rows_is_stored_once(tmp_path):
     back = read_results(tmp_path)
     assert [r.judgements for r in back] == [r.judgements for r in rows]
     assert [r.selected for r in back] == [r.selected for r in rows]
-    assert [[m["content"] for m in r.record["surfaced"]] for r in back] == [
-        [m["content"] for m in r.record.get("surfaced") or ()] for r in rows]
+    assert [[m.content for m in r.record.surfaced] for r in back] == [
+        [m.content for m in r.record.surfaced] for r in rows]
 
 
-def test_results_of_format_v2_are_still_read(tmp_path):
-    """A folder written before v3 (only manifest lines and headers by reference)."""
-    from memeval.testing.synthetic import synthetic_rows
-
-    rows = synthetic_rows(turns=2, selectors=("bm25",))
-    payloads: dict = {}
-    stored = []
-    for row in rows:
-        data = json.loads(json.dumps(row.to_dict(), default=str))
-        record = data["record"]
-        for d in record["dirs"]:
-            d["candidates"] = [_v2_ref(payloads, {k: v for k, v in c.items() if k != "file_path"})
-                               for c in d["candidates"]]
-            d["manifest"] = [_v2_ref(payloads, line) for line in d["manifest"].split("\n")]
-        stored.append({**data, "v": 2, "unit_size": len(rows)})
-    (tmp_path / RESULTS_FILE).write_text("".join(json.dumps(r) + "\n" for r in stored))
-    (tmp_path / "payloads.jsonl").write_text(
-        "".join(json.dumps({"h": h, "v": v}, sort_keys=True) + "\n" for h, v in payloads.items()))
-    back = read_results(tmp_path)
-    assert [r.candidates for r in back] == [r.candidates for r in rows]
-    assert [r.record["dirs"][0]["manifest"] for r in back] == [
-        r.record["dirs"][0]["manifest"] for r in rows]
-    assert [r.judgements for r in back] == [r.judgements for r in rows]
-
-
-def _v2_ref(payloads: dict, value) -> dict:
-    from memeval.log.row import payload_hash
-
-    payloads[payload_hash(value)] = value
-    return {"$": payload_hash(value)}
+def test_results_of_format_v2_are_refused_with_one_line_naming_the_fix(tmp_path):
+    """v2 was days old when v3 replaced it: its folders are refused, not half-read."""
+    row = {**_unit("a")[0].to_dict(), "v": 2, "unit_size": 1}
+    (tmp_path / RESULTS_FILE).write_text(json.dumps(row) + "\n")
+    with pytest.raises(Exception, match=r"results.jsonl:1: written by results format v2; "
+                                        r"this memeval reads formats v3\. Rerun .*--out"):
+        read_results(tmp_path)
 
 
 def test_an_unknown_format_is_refused_naming_the_fix(tmp_path):
     row = {**_unit("a")[0].to_dict(), "v": 1, "unit_size": 1}
     (tmp_path / RESULTS_FILE).write_text(json.dumps(row) + "\n")
-    with pytest.raises(Exception, match=r"results format v1.*reads formats v2 and v3.*--out"):
+    with pytest.raises(Exception, match=r"results format v1.*reads formats v3.*--out"):
         read_results(tmp_path)
 
 
@@ -196,16 +175,12 @@ def test_no_lock_file_is_left_behind(tmp_path):
     assert not (tmp_path / ".memeval.lock").exists()
 
 
-@pytest.mark.parametrize("eager_bytes", [0, 4 * 2**20], ids=["read-lazily", "decoded-whole"])
-def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path, monkeypatch,
-                                                              eager_bytes):
-    import memeval.log.folder
-    from memeval.log.folder import PayloadFile, read_payloads
+def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path):
+    from memeval.log import PayloadFile
     from memeval.testing.synthetic import write_synthetic_run
 
-    monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", eager_bytes)
     run = write_synthetic_run(tmp_path / "run", turns=6, selectors=("bm25", "oracle"))
-    whole = read_payloads(run)
+    whole = {entry["h"]: entry["v"] for entry in _stored(run / "payloads.jsonl")}
     lazy = PayloadFile(run / "payloads.jsonl")
     try:
         assert set(lazy) == set(whole) and len(lazy) == len(whole)
@@ -215,126 +190,37 @@ def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path, monkeypa
         lazy.close()
 
 
-@pytest.mark.parametrize("eager_bytes", [0, 4 * 2**20], ids=["read-lazily", "decoded-whole"])
-def test_odd_payload_lines_read_the_same_either_way(tmp_path, monkeypatch, eager_bytes):
-    """The first line of a hash wins, a torn last line is not there, and a line that
-    does not parse fails when it is asked for, not before, and fails alone."""
-    import memeval.log.folder
-    from memeval.log.folder import PayloadFile
+def test_the_first_copy_of_a_payload_wins_and_a_torn_last_line_is_not_there(tmp_path):
+    from memeval.log import PayloadFile
 
-    monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", eager_bytes)
     path = tmp_path / "payloads.jsonl"
     path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": 1}\n'
                      b'{"h": "bbbbbbbbbbbbbbbb", "v": [2, "\\u00e9"]}\n'
                      b'{"h": "aaaaaaaaaaaaaaaa", "v": "a later copy"}\n'
                      b'{"v": 3, "h": "cccccccccccccccc"}\n'
-                     b'{"h": "dddddddddddddddd", "v": {not json}\n'
                      b'{"h": "eeeeeeeeeeeeeeee", "v": "torn')
     lazy = PayloadFile(path)
     try:
-        assert sorted(lazy) == ["a" * 16, "b" * 16, "c" * 16, "d" * 16]
+        assert sorted(lazy) == ["a" * 16, "b" * 16, "c" * 16]
         assert (lazy["a" * 16], lazy["b" * 16], lazy["c" * 16]) == (1, [2, "é"], 3)
-        with pytest.raises(json.JSONDecodeError):
-            lazy["d" * 16]
         with pytest.raises(KeyError):
             lazy["e" * 16]
     finally:
         lazy.close()
 
 
-def test_a_file_too_deep_to_decode_whole_is_read_line_by_line(tmp_path, monkeypatch):
-    """Decoding the file as one array nests every value a level deeper: a value at
-    the parser's depth limit must still be read, alone, as it was written."""
-    import memeval.log.folder
-    from memeval.log.folder import PayloadFile
-
-    real = memeval.log.folder.decode_line
-
-    def shallow(raw):
-        if raw[:1] == b"[":  # the whole file at once
-            raise RecursionError("maximum recursion depth exceeded")
-        return real(raw)
-
-    monkeypatch.setattr(memeval.log.folder, "decode_line", shallow)
-    path = tmp_path / "payloads.jsonl"
-    path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": {"deep": 1}}\n')
-    lazy = PayloadFile(path)
-    try:
-        assert lazy["a" * 16] == {"deep": 1}
-    finally:
-        lazy.close()
-
-
-def test_lines_that_parse_only_when_joined_are_read_one_by_one(tmp_path):
-    from memeval.log.folder import PayloadFile
+def test_a_broken_payload_line_is_reported_with_its_line(tmp_path):
+    from memeval.log import PayloadFile
 
     path = tmp_path / "payloads.jsonl"
-    path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": [1\n'
-                     b'{"h": "bbbbbbbbbbbbbbbb", "v": 2}]}, {"h": "cccccccccccccccc", "v": 3}\n')
-    lazy = PayloadFile(path)
-    try:
-        for digest in ("a" * 16, "b" * 16):
-            with pytest.raises(json.JSONDecodeError):
-                lazy[digest]
-    finally:
-        lazy.close()
+    path.write_bytes(b'{"h": "aaaaaaaaaaaaaaaa", "v": 1}\n{"h": "dddddddddddddddd", "v": {no}\n')
+    with pytest.raises(Exception, match=r"payloads.jsonl:2: not a JSON line.*Move it away"):
+        PayloadFile(path)
 
 
-_A, _B, _C = "a" * 16, "b" * 16, "c" * 16
-
-
-@pytest.mark.parametrize("text", [
-    # the layout twice on a line, and a line that holds no layout at its start
-    f'{{"h":"{_A}","v":[{{"h":"{_B}","v":1}}\n2]}},{{"v":3,"h":"{_C}"}}\n',
-    f'{{"h":"{_A}","v":[1\n{{"h":"{_B}","v":2}}]}},{{"h":"{_C}","v":3}}\n',
-    f'{{"h":"{_A}","v":[1\n{{"h":"{_B}","v":2}}]}}\n',  # two lines, one entry
-    # ... and a line of two entries (the second spelled another way): the count holds
-    f'{{"h":"{_A}","v":[1\n{{"h":"{_B}","v":2}}]}}\n{{"h":"{_C}","v":3}},{{"h" :"{_A}","v":4}}\n',
-    f'{{"h":"{_A}","v":1,"h":"{_B}"}}\n',  # a repeated key: the line says A, JSON says B
-    f'{{"h":"{_A}","v":1}}\n{{"h":"{_B}","v":2}}\n{{"h":"{_A}","v":3}}\n{{"h":"{_C}","v":',
-    f'{{"h":"{_A}","v":{{"h":"{_B}"}}}}\n{{"h":"{_B}","v":[]}}\n',  # a value keyed "h"
-    f'{{"h":"{_A}","v":1}}\n\n{{"h":"{_B}","v":2}}\n',  # an empty line
-    f'{{"h":"{_A}","v":NaN}}\n{{"h":"{_B}","v":12345678901234567890}}\n',
-], ids=["shifted", "joined", "merged", "merged-and-split", "repeated-key",
-        "duplicate-and-torn", "nested-h", "empty-line", "json-only"])
-def test_a_file_decoded_whole_reads_as_its_lines_one_by_one(tmp_path, monkeypatch, text):
-    """Whatever a hand or a crash made of the file, decoding it whole gives the values
-    (or the error) reading each line when asked for gives."""
-    import memeval.log.folder
-    from memeval.log.folder import PayloadFile
-
-    path = tmp_path / "payloads.jsonl"
-    path.write_text(text)
-
-    def outcome():
-        try:
-            payloads = PayloadFile(path)
-        except ValueError as exc:
-            return ("open", type(exc).__name__)
-        got = {}
-        for digest in (_A, _B, _C):
-            try:
-                got[digest] = json.dumps(payloads[digest])
-            except (KeyError, ValueError) as exc:
-                got[digest] = type(exc).__name__
-        payloads.close()
-        return got, sorted(payloads)
-
-    whole = outcome()
-    monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", 0)
-    assert whole == outcome()
-
-
-@pytest.mark.parametrize("pread", [True, False], ids=["pread", "no-pread"])
-def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch, pread):
-    import memeval.log.folder
+def test_a_long_payload_comes_back_whole(tmp_path):
     from memeval.jsonenc import dump_line
-    from memeval.log.folder import PayloadFile
-    from memeval.log.row import PayloadStore
-
-    monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", 0)  # each line read when asked for
-    if not pread:  # as on Windows
-        monkeypatch.setattr(memeval.log.folder, "_pread", None)
+    from memeval.log import PayloadFile, PayloadStore
 
     store = PayloadStore()
     values = ["x" * n for n in (10, 4095, 4096, 4097, 70_000)] + [{"é": "ü" * 9000}]
@@ -348,18 +234,13 @@ def test_a_payload_longer_than_one_read_comes_back_whole(tmp_path, monkeypatch, 
         lazy.close()
 
 
-@pytest.mark.parametrize("eager", [True, False], ids=["decoded-whole", "lazy"])
 @pytest.mark.parametrize("layout", ["compact", "spaced", "keys-reordered", "mixed"])
-def test_payload_files_of_every_layout_read_back(tmp_path, monkeypatch, eager, layout):
+def test_payload_files_of_every_layout_read_back(tmp_path, layout):
     """Payload lines written by orjson (compact), by memeval before it (json's spaces),
     or by hand (keys in another order) give the same values."""
-    import memeval.log.folder
     from memeval.jsonenc import dump_line
-    from memeval.log.folder import PayloadFile
-    from memeval.log.row import PayloadStore
+    from memeval.log import PayloadFile, PayloadStore
 
-    if not eager:
-        monkeypatch.setattr(memeval.log.folder, "EAGER_BYTES", 0)
     store = PayloadStore()
     values = ["text", ["a", 1, None], {"b": 2.5, "a": "é"}, 2**70]
     digests = [store.ref(v)["$"] for v in values]
@@ -367,7 +248,6 @@ def test_payload_files_of_every_layout_read_back(tmp_path, monkeypatch, eager, l
         "compact": dump_line,
         "spaced": lambda e: (json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n").encode(),
         "keys-reordered": lambda e: (json.dumps({"v": e["v"], "h": e["h"]}) + "\n").encode(),
-        # an old folder resumed: spaced lines, then compact ones
         "mixed": lambda e: dump_line(e) if isinstance(e["v"], dict | int) else
         (json.dumps(e, sort_keys=True, ensure_ascii=False) + "\n").encode(),
     }[layout]
@@ -381,7 +261,7 @@ def test_payload_files_of_every_layout_read_back(tmp_path, monkeypatch, eager, l
 
 
 def test_summary_streamed_from_the_folder_equals_the_summary_of_the_rows_written(tmp_path):
-    from memeval.log.folder import iter_results
+    from memeval.log import iter_results
     from memeval.scoring.summary import summarize
     from memeval.testing.synthetic import write_synthetic_run
 
@@ -398,13 +278,13 @@ def test_summary_streamed_from_the_folder_equals_the_summary_of_the_rows_written
 def test_a_torn_payload_line_is_cut_before_new_payloads_are_appended(tmp_path):
     """A kill inside a payload line left a fragment; appending after it would glue the
     next payload onto it and lose it, so every later row pointing there breaks."""
-    from memeval.log.folder import PAYLOADS_FILE
+    from memeval.log import PAYLOADS_FILE
 
     def row(scenario: str, manifest: str) -> list[TurnResult]:
         return [TurnResult(scenario=scenario, scenario_path="", turn_id="t0", turn_index=0,
                            selector="bm25", repeat=0, category="direct", why="", query="q",
                            relevant=(), acceptable=(), selected=(),
-                           record={"dirs": [{"scope": "project", "manifest": manifest}]})]
+                           record=RecordedTurn(dirs=(SearchedDir("project", manifest=manifest),)))]
 
     with ResultsWriter(tmp_path) as writer:
         writer.append_unit(row("a", "- x.md: one"))
@@ -413,7 +293,7 @@ def test_a_torn_payload_line_is_cut_before_new_payloads_are_appended(tmp_path):
     with ResultsWriter(tmp_path) as writer:
         writer.append_unit(row("b", "- y.md: two"))
     assert payloads.read_bytes().endswith(b"\n")
-    assert [r.record["dirs"][0]["manifest"] for r in read_results(tmp_path)] == [
+    assert [r.record.dirs[0].manifest for r in read_results(tmp_path)] == [
         "- x.md: one", "- y.md: two"]
 
 
@@ -432,49 +312,12 @@ def test_a_turn_already_on_disk_is_not_written_again(tmp_path):
         assert len(writer.completed_turns()) == 4
 
 
-def test_summary_records_are_pandas_records_cleaned() -> None:
-    """The summary's tables read whole columns; what they hold is what pandas' own
-    records give after `clean` (NaN to null, numpy to Python), in the same key order."""
-    import json
-
-    from memeval.scoring.metrics import aggregate, score_results
-    from memeval.scoring.summary import _records, clean
-    from memeval.testing.synthetic import synthetic_rows
-
-    frame = score_results(synthetic_rows(turns=12, judges=("gold", "claude"), hostile=True,
-                                         turns_per_scenario=4))
-    for table in (frame, aggregate(frame, by=["selector", "judge", "category"])):
-        expected = clean(table.to_dict(orient="records"))
-        got = _records(table)
-        assert json.dumps(got) == json.dumps(expected)  # same values, types and order
-        assert any(value is None for row in got for value in row.values())  # NaN was there
-
-
-@pytest.mark.filterwarnings("ignore:DataFrame columns are not unique")
-def test_summary_records_of_unusual_tables_are_pandas_own() -> None:
-    import json
-
-    import pandas as pd
-
-    from memeval.scoring.summary import _records, clean
-
-    nullable = pd.DataFrame({"n": pd.array([1, None], dtype="Int64"), "x": [0.5, None]})
-    repeated = pd.DataFrame([[1, 2]], columns=["a", "a"])
-    no_columns = pd.DataFrame(index=[0, 1])
-    texts = pd.DataFrame({"s": pd.array(["a", None], dtype="str"),
-                          "t": pd.array(["b", None], dtype="string"), "o": ["c", None]})
-    for table in (nullable, repeated, no_columns, texts):
-        expected = clean(table.to_dict(orient="records"))
-        assert json.dumps(_records(table), default=repr) == json.dumps(expected, default=repr)
-
-
 def test_a_cost_that_is_not_a_number_reads_back_as_unknown_and_summarizes(tmp_path):
     """JSON has no NaN: a plugin's NaN cost or infinite latency is stored as null and
     reads back as NaN (unknown), so totals stay numbers and the summary still writes."""
     import math
 
-    from memeval.log.folder import ResultsWriter, read_results, write_json
-    from memeval.log.row import TurnResult
+    from memeval.log import ResultsWriter, TurnResult, read_results, write_json
     from memeval.scoring.summary import summarize
     from memeval.usage import Usage
 

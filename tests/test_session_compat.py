@@ -52,4 +52,33 @@ def test_bad_spec_strings_say_what_is_known(spec, message):
 
 
 def test_to_dict_lists_every_switch():
-    assert Compat.hardened().to_dict() == dict.fromkeys(Compat.quirk_names(), False)
+    assert Compat.hardened().to_dict() == {
+        **dict.fromkeys(Compat.quirk_names(), False), "extra_file_tools": False,
+        "compaction": "clear"}
+
+
+def test_both_presets_still_clear_on_compaction_and_count_only_claude_codes_tools():
+    # Restore waits for the bundled compaction scenarios to be relabelled (issue 35).
+    for compat in (Compat.faithful(), Compat.hardened()):
+        assert compat.compaction == "clear" and not compat.extra_file_tools
+    restore = Compat.from_spec("faithful+compaction=restore")
+    assert restore.compaction == "restore" and restore.preset_name == "faithful+compaction=restore"
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("faithful+compaction=restore", Compat.faithful().with_quirks(compaction="restore")),
+    ("hardened+extra_file_tools", Compat.hardened().with_quirks(extra_file_tools=True)),
+    ("faithful+extra_file_tools+compaction=restore",
+     Compat(extra_file_tools=True, compaction="restore")),
+])
+def test_spec_strings_set_the_extension_and_the_compaction_mode(spec, expected):
+    compat = Compat.from_spec(spec)
+    assert compat == expected
+    assert Compat.from_spec(compat.preset_name) == compat
+
+
+@pytest.mark.parametrize("spec", [
+    "faithful+compaction=keep", "faithful-compaction=clear", "faithful+mode=clear"])
+def test_bad_compaction_settings_are_refused(spec):
+    with pytest.raises(MemevalError, match="compaction=<mode>"):
+        Compat.from_spec(spec)

@@ -117,12 +117,22 @@ def test_names_that_are_not_a_list_are_an_error(world, names):
     assert record.dirs[0].error is not None and record.errors
 
 
-def test_a_non_string_name_makes_the_whole_answer_malformed(world):
-    record = world.session(FixedSelector(["m0.md", 7, None])).turn("a question")
-    assert record.surfaced == ()
-    assert "non-string" in record.dirs[0].error
-    assert {d.reason for d in record.dropped} == {"malformed-answer"}
-    assert record.dirs[0].raw_names == ("m0.md", "7", "None")
+def test_non_string_names_are_dropped_and_the_string_names_kept(world):
+    # The system filters the answer's list by known filenames, so a stray non-string
+    # costs only itself; the answer is not an error.
+    record = world.session(FixedSelector(["m0.md", 7, None, "m2.md"])).turn("a question")
+    assert record.surfaced_keys == ("m0.md", "m2.md")
+    assert record.dirs[0].error is None and record.errors == ()
+    assert record.dirs[0].valid == ("m0.md", "m2.md")
+    assert [(d.name, d.reason) for d in record.dropped] == [
+        ("7", "not-a-string"), ("None", "not-a-string")]
+    assert record.dirs[0].raw_names == ("m0.md", "7", "None", "m2.md")
+
+
+def test_an_answer_of_only_non_strings_is_an_empty_pick_not_an_error(world):
+    record = world.session(FixedSelector([["m0.md"], 1.5])).turn("a question")
+    assert record.surfaced == () and record.dirs[0].error is None
+    assert {d.reason for d in record.dropped} == {"not-a-string"}
 
 
 def test_adversarial_names_never_reach_a_file_outside_the_manifest(world):

@@ -30,7 +30,7 @@ def test_surfaced_memory_is_not_a_candidate_again(world):
     assert len(selector.requests) == 1
 
 
-def test_compaction_resets_dedupe_and_budget(world):
+def test_compaction_resets_the_surfaced_set_and_the_budget(world):
     session = world.session(EverythingSelector())
     session.turn("how do we test")
     assert session.surfaced_bytes > 0
@@ -38,7 +38,13 @@ def test_compaction_resets_dedupe_and_budget(world):
     session.compact()
     assert session.surfaced_bytes == 0
     assert session.surfaced_paths == frozenset()
-    assert session.read_file_state == {}
+
+
+def test_clear_compaction_forgets_the_read_file_state_too(world):
+    session = world.session(EverythingSelector(), compat="faithful+compaction=clear")
+    session.turn("how do we test")
+    session.compact()
+    assert session.read_file_state == {} and session.last_restore == ()
     again = session.turn("how do we test")
     assert set(again.surfaced_keys) == {"testing.md", "deploy.md"}
 
@@ -210,3 +216,85 @@ def test_compaction_resets_a_stateful_selector(tmp_path):
     session.compact()
     session.compact()
     assert inner.resets == 2
+
+
+# --- the read-file state: an LRU of 100 (issue 35, item 2) -------------------------
+def _reads(paths):
+    return [{"tool": "Read", "ok": True, "path": str(p)} for p in paths]
+
+
+def test_a_read_pushed_out_by_100_other_reads_can_surface_again(world):
+    session = world.session(FixedSelector(["testing.md"]))
+    memory = world.project_dir / "testing.md"
+    others = [world.repo / f"src/f{i}.py" for i in range(100)]
+    record = session.turn("how do we test", tool_events=_reads([memory, *others]))
+    assert record.surfaced_keys == ("testing.md",)
+    # It was forgotten, surfaced, and is remembered again, now as a memory.
+    assert len(session.read_file_state) == 100
+    assert session.read_file_state[str(memory)] == "memory"
+
+
+def test_reading_again_makes_an_entry_recent(world):
+    session = world.session(FixedSelector(["testing.md"]))
+    memory = world.project_dir / "testing.md"
+    others = [world.repo / f"src/f{i}.py" for i in range(100)]
+    record = session.turn("how do we test",
+                          tool_events=_reads([memory, *others[:99], memory, others[99]]))
+    assert str(memory) in session.read_file_state
+    assert record.surfaced == ()
+
+
+def test_a_surfaced_memory_counts_as_one_entry_of_the_hundred(world):
+    session = world.session(FixedSelector(["testing.md"]))
+    session.turn("how do we test")
+    others = [world.repo / f"src/f{i}.py" for i in range(100)]
+    session.turn("x", tool_events=_reads(others))
+    assert str(world.project_dir / "testing.md") not in session.read_file_state
+
+
+# --- tool paths are expanded as the tools expand them (item 3) ----------------------
+def test_a_read_of_an_nfd_name_is_keyed_nfc_so_the_nfd_memory_still_surfaces(tmp_path):
+    w = make_world(tmp_path)
+    nfd = "cafe\u0301.md"
+    w.write(w.project_dir, nfd, memory_text("coffee"))
+    session = w.session(FixedSelector([nfd]))
+    record = session.turn("about the coffee",
+                          tool_events=_reads([w.project_dir / nfd]))
+    assert str(w.project_dir / "caf\u00e9.md") in session.read_file_state
+    assert record.surfaced_keys == (nfd,)
+
+
+def test_surrounding_whitespace_of_a_tool_path_is_trimmed(world):
+    session = world.session(EverythingSelector(), cwd=world.project_dir)
+    record = session.turn("how do we test", tool_events=[
+        {"tool": "Edit", "path": "\ufeff testing.md\n"}])
+    assert record.surfaced_keys == ("deploy.md",)
+
+
+def test_tilde_is_the_sessions_home_and_tilde_user_is_a_relative_name(world):
+    home = world.project_dir.parent
+    session = world.session(FixedSelector([]), home=home)
+    session.turn("x", tool_events=[{"tool": "Read", "path": "~/memory/testing.md"},
+                                   {"tool": "Read", "path": "~root/x.md"}])
+    assert set(session.read_file_state) == {
+        str(world.project_dir / "testing.md"), str(world.repo / "~root" / "x.md")}
+
+
+# --- only Claude Code's own file tools count (item 4) ------------------------------
+@pytest.mark.parametrize("tool", ["MultiEdit", "read_file", "write_file", "edit_file"])
+def test_foreign_file_tools_count_only_behind_the_extension_switch(world, tool):
+    event = [{"tool": tool, "ok": True, "path": str(world.project_dir / "testing.md")}]
+    faithful = world.session(FixedSelector(["testing.md"]))
+    assert faithful.turn("how do we test", tool_events=event).surfaced_keys == ("testing.md",)
+    extended = world.session(FixedSelector(["testing.md"]),
+                             compat="faithful+extra_file_tools")
+    record = extended.turn("how do we test", tool_events=event)
+    assert record.surfaced == ()
+    assert [(d.name, d.reason) for d in record.dropped] == [("testing.md", "already-read")]
+
+
+@pytest.mark.parametrize("tool", ["Read", "Write", "Edit", "NotebookEdit"])
+def test_claude_codes_file_tools_always_count(world, tool):
+    event = [{"tool": tool, "ok": True, "path": str(world.project_dir / "testing.md")}]
+    session = world.session(FixedSelector(["testing.md"]), compat=Compat.hardened())
+    assert session.turn("how do we test", tool_events=event).surfaced == ()

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from memeval.cli import cli
-from memeval.log.folder import read_results
+from memeval.log import read_results
 from memeval.run.config import bundled_fixtures_dir
 from memeval.run.shards import Shard
 

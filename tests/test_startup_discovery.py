@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +17,7 @@ from memeval.startup import (
     discover,
     discover_memory_files,
     memory_dir_for,
+    startup_context_for,
 )
 
 T = MemoryFileType
@@ -244,11 +246,22 @@ def test_memory_dir_override(env: StartupEnv, tmp_path: Path) -> None:
     assert [f.path for f in discover_memory_files(overridden)] == [memdir / "MEMORY.md"]
 
 
-def test_empty_and_whitespace_files_are_dropped(env: StartupEnv) -> None:
+def test_empty_and_whitespace_instruction_files_are_dropped(env: StartupEnv) -> None:
     write(env.cwd / "CLAUDE.md", "  \n\t\n")
     write(env.cwd / "CLAUDE.local.md", "---\ntitle: only frontmatter\n---\n")
-    write(memory_dir_for(env) / "MEMORY.md", "\n\n   \n")
     assert discover_memory_files(env) == []
+
+
+@pytest.mark.parametrize("raw", ["", "\n\n   \n", "\ufeff \u3000\n"])
+def test_an_empty_or_whitespace_index_is_listed_with_empty_content(
+    env: StartupEnv, raw: str
+) -> None:
+    # The system reads the index without the emptiness check instruction files get.
+    write(memory_dir_for(env) / "MEMORY.md", raw)
+    context = startup_context_for(env, today=dt.date(2026, 11, 30))
+    [index] = context.files
+    assert index.type == T.AUTO_MEM and index.content == ""
+    assert context.in_context == () and "claudeMd" not in context.text
 
 
 def test_unreadable_entries_are_skipped(env: StartupEnv) -> None:

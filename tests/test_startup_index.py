@@ -87,7 +87,7 @@ def test_index_over_both_limits_names_both(env: StartupEnv) -> None:
 def test_empty_index_yields_no_block(env: StartupEnv) -> None:
     write_index(env, "")
     context = startup_context_for(env, today=TODAY)
-    assert context.files == ()
+    assert [f.content for f in context.files] == [""]  # listed, but nothing to show
     assert "claudeMd" not in context.text
     assert not startup_reachable(context, "anything.md")
 

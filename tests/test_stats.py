@@ -17,26 +17,20 @@ from statsmodels.stats.proportion import proportion_confint
 
 from memeval.errors import MemevalError
 from memeval.scoring.agreement import cohens_kappa
-from memeval.scoring.metrics import pass_hat_k, per_turn_frame, repeat_summary
+from memeval.scoring.calibrate import Calibration, calibrate_frame
+from memeval.scoring.metrics import flip_rate, pass_hat_k, per_turn_frame, repeat_summary
 from memeval.scoring.stats import (
     bootstrap_seed,
     calibrate_margin,
-    clopper_pearson_interval,
     cluster_bootstrap_mean,
     cluster_bootstrap_ratio,
     cluster_bootstrap_ratios,
-    cluster_mean_ci,
-    cluster_ratio_ci,
-    cohen_kappa,
-    flip_rate,
     holm,
     non_inferiority,
     paired_cluster_bootstrap,
     resampled_draws,
-    wilson_ci,
     wilson_interval,
 )
-from memeval.scoring.stats import pass_hat_k as item_pass_hat_k
 
 
 def wilson_reference(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -48,7 +42,8 @@ def wilson_reference(k: int, n: int, z: float = 1.959963984540054) -> tuple[floa
 
 @pytest.mark.parametrize(("k", "n"), [(0, 29), (29, 29), (7, 40), (150, 317)])
 def test_wilson_matches_the_closed_form(k: int, n: int) -> None:
-    assert wilson_ci(k, n) == pytest.approx(wilson_reference(k, n), abs=1e-9)
+    found = wilson_interval(k, n)
+    assert (found.low, found.high) == pytest.approx(wilson_reference(k, n), abs=1e-9)
 
 
 def test_holm_matches_the_step_down_definition() -> None:
@@ -72,7 +67,7 @@ def test_cluster_bootstrap_agrees_with_a_bootstrap_of_cluster_means() -> None:
     means = rng.uniform(0.2, 0.8, size=25)
     values = np.concatenate([rng.binomial(1, m, size=12) for m in means]).astype(float)
     clusters = np.repeat(np.arange(25), 12)
-    ours = cluster_mean_ci(values, clusters, n_resamples=4000)
+    ours = cluster_bootstrap_mean(values, clusters, n_resamples=4000)
     per_cluster = values.reshape(25, 12).mean(axis=1)  # equal sizes: mean of means
     ref = sp.bootstrap((per_cluster,), np.mean, n_resamples=4000, method="percentile",
                        random_state=np.random.default_rng(0)).confidence_interval
@@ -82,7 +77,7 @@ def test_cluster_bootstrap_agrees_with_a_bootstrap_of_cluster_means() -> None:
 
 
 def test_a_micro_ratio_pools_counts() -> None:
-    est = cluster_ratio_ci(np.array([1, 3, 0]), np.array([2, 4, 1]), ["a", "b", "c"])
+    est = cluster_bootstrap_ratio(np.array([1, 3, 0]), np.array([2, 4, 1]), ["a", "b", "c"])
     assert est.value == pytest.approx(4 / 7)
 
 
@@ -325,15 +320,13 @@ def test_too_little_evidence_fails_rather_than_passes() -> None:
 
 @pytest.mark.parametrize(("k", "n"), [(0, 29), (29, 29), (3, 10), (1, 1), (57, 317)])
 def test_proportion_intervals_match_statsmodels(k: int, n: int) -> None:
-    for ours, method in ((wilson_interval(k, n), "wilson"),
-                         (clopper_pearson_interval(k, n), "beta")):
-        low, high = proportion_confint(k, n, alpha=0.05, method=method)
-        assert (ours.low, ours.high) == pytest.approx((low, high), abs=1e-9)
-        assert ours.value == k / n and ours.n == n
+    ours = wilson_interval(k, n)
+    low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+    assert (ours.low, ours.high) == pytest.approx((low, high), abs=1e-9)
+    assert ours.value == k / n and ours.n == n
 
 
 def test_zero_of_29_is_not_a_zero_width_interval() -> None:
-    assert round(clopper_pearson_interval(0, 29).high, 3) == 0.119
     assert wilson_interval(0, 29).high > 0.1
 
 
@@ -341,7 +334,7 @@ def test_an_empty_cell_has_no_proportion() -> None:
     found = wilson_interval(0, 0)
     assert math.isnan(found.value) and found.n == 0
     with pytest.raises(MemevalError):
-        clopper_pearson_interval(5, 3)
+        wilson_interval(5, 3)
 
 
 # -- Holm -----------------------------------------------------------------------------------
@@ -366,34 +359,36 @@ def brute_pass_hat_k(outcomes: list[bool], k: int) -> float:
     return sum(all(s) for s in subsets) / len(subsets)
 
 
+def repeat_rows(successes: dict) -> list[dict]:
+    """One row per repeat of each item; a None repeat is an errored (unscored) one."""
+    return [{"scenario": "s", "turn_id": f"t{item}", "selector": "x", "judge": "gold",
+             "repeat": r, "relevant": ["a.md"], "selected": ["a.md"] if ok else [],
+             "error": "boom" if ok is None else None}
+            for item, outcomes in successes.items() for r, ok in enumerate(outcomes)]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.dictionaries(st.integers(0, 20), st.lists(st.one_of(st.booleans(), st.none()),
-                                                     min_size=0, max_size=7),
+                                                     min_size=1, max_size=7),
                        min_size=1, max_size=8),
        st.integers(1, 4))
 def test_pass_hat_k_is_the_share_of_all_k_subsets_that_pass(successes, k) -> None:
-    found = item_pass_hat_k(successes, k, n_resamples=50)
     observed = {i: [v for v in vs if v is not None] for i, vs in successes.items()}
     usable = {i: vs for i, vs in observed.items() if len(vs) >= k}
-    assert (found.n, found.n_skipped) == (len(usable), len(successes) - len(usable))
-    if usable:
-        expected = np.mean([brute_pass_hat_k(vs, k) for vs in usable.values()])
-        assert found.value == pytest.approx(expected)
-    else:
-        assert math.isnan(found.value)
+    frame = per_turn_frame(repeat_rows(successes))
+    if not usable:
+        with pytest.raises(MemevalError, match="k_max"):
+            pass_hat_k(frame, k_max=k)
+        return
+    found = pass_hat_k(frame, k_max=k).iloc[0]
+    assert found[f"pass^{k}_n"] == len(usable)
+    expected = np.mean([brute_pass_hat_k(vs, k) for vs in usable.values()])
+    assert found[f"pass^{k}"] == pytest.approx(expected)
 
 
 def test_a_missing_repeat_is_never_a_success() -> None:
-    found = item_pass_hat_k({"t1": [True, None, None], "t2": [False, math.nan, True]}, 1)
-    assert found.value == pytest.approx((1.0 + 0.5) / 2)
-
-
-def test_pass_hat_k_interval_resamples_the_given_clusters() -> None:
-    items = {f"t{i}": [i % 3 != 0, True, i % 2 == 0] for i in range(40)}
-    clusters = {f"t{i}": i // 10 for i in range(40)}
-    found = item_pass_hat_k(items, 2, clusters=clusters)
-    assert (found.n, found.n_clusters) == (40, 4)
-    assert found.low <= found.value <= found.high
+    frame = per_turn_frame(repeat_rows({1: [True, None, None], 2: [False, None, True]}))
+    assert pass_hat_k(frame, k_max=1).iloc[0]["pass^1"] == pytest.approx((1.0 + 0.5) / 2)
 
 
 def brute_flip(outcomes: list) -> float:
@@ -402,48 +397,38 @@ def brute_flip(outcomes: list) -> float:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(["a", "b", "c"]), st.none()), min_size=0,
-                max_size=8), st.randoms(use_true_random=False))
+@given(st.lists(st.sampled_from(["a", "b", "c"]), min_size=0, max_size=8),
+       st.randoms(use_true_random=False))
 def test_flip_rate_counts_disagreeing_pairs_whatever_the_order(outcomes, rnd) -> None:
     shuffled = list(outcomes)
     rnd.shuffle(shuffled)
-    found = flip_rate({"x": outcomes, "y": ["a", "a"]}, n_resamples=50)
-    again = flip_rate({"x": shuffled, "y": ["a", "a"]}, n_resamples=50)
-    seen = [v for v in outcomes if v is not None]
-    rates = [0.0] + ([brute_flip(seen)] if len(seen) >= 2 else [])
-    assert found.value == pytest.approx(np.mean(rates))
-    assert again.value == pytest.approx(found.value)
-    assert found.n_skipped == (0 if len(seen) >= 2 else 1)
+    if len(outcomes) < 2:
+        assert math.isnan(flip_rate(outcomes))
+        return
+    assert flip_rate(outcomes) == pytest.approx(brute_flip(outcomes))
+    assert flip_rate(shuffled) == pytest.approx(flip_rate(outcomes))
 
 
 def test_flip_rate_of_selected_sets_ignores_order_within_a_set() -> None:
-    found = flip_rate({"t": [frozenset({"a", "b"}), frozenset({"b", "a"}), frozenset({"c"})]})
-    assert found.value == pytest.approx(2 / 3)
+    sets = [frozenset({"a", "b"}), frozenset({"b", "a"}), frozenset({"c"})]
+    assert flip_rate(sets) == pytest.approx(2 / 3)
 
 
 # -- Cohen's kappa -----------------------------------------------------------------------
 
-def test_kappa_matches_statsmodels_and_skips_missing_pairs() -> None:
+def test_kappa_matches_statsmodels() -> None:
     rng = np.random.default_rng(12)
     truth = rng.choice(["relevant", "acceptable", "irrelevant"], 200, p=[0.2, 0.1, 0.7])
     other = np.where(rng.random(200) < 0.8, truth, rng.choice(["relevant", "irrelevant"], 200))
-    a, b = list(truth), list(other)
-    a[3], b[7] = None, None
-    clusters = np.repeat(np.arange(20), 10)
-    found = cohen_kappa(a, b, clusters)
-    kept = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
-    labels = sorted({v for pair in kept for v in pair})
-    table = np.zeros((len(labels), len(labels)))
-    for x, y in kept:
+    labels = ["relevant", "acceptable", "irrelevant"]
+    table = np.zeros((3, 3))
+    for x, y in zip(truth, other, strict=True):
         table[labels.index(x), labels.index(y)] += 1
-    assert found.value == pytest.approx(sm_kappa(table).kappa)
-    assert (found.n, found.n_clusters, found.n_skipped) == (198, 20, 2)
-    assert found.low < found.value < found.high
+    assert cohens_kappa(list(truth), list(other)) == pytest.approx(sm_kappa(table).kappa)
 
 
 def test_kappa_is_undefined_when_both_raters_use_one_label() -> None:
-    found = cohen_kappa(["irrelevant"] * 4, ["irrelevant"] * 4, [0, 0, 1, 1])
-    assert math.isnan(found.value)
+    assert math.isnan(cohens_kappa(["irrelevant"] * 4, ["irrelevant"] * 4))
 
 
 # -- gate calibration: the A/A property ------------------------------------------------------
@@ -479,15 +464,14 @@ def test_a_calibrated_gate_neither_cries_wolf_nor_sleeps() -> None:
     selector = NoisySelector()
     rng = np.random.default_rng(2)
     repeats = np.stack([selector.f1(rng) for _ in range(10)])
-    calibration = calibrate_margin(repeats, selector.clusters)
-    assert calibration.n_draws == 10 and calibration.n_clusters == 20
+    margin = calibrate_margin(repeats, selector.clusters)
     equal_fails = regressed_fails = 0
     for draw in range(20):
         baseline = selector.f1(rng)
         equal = non_inferiority(selector.f1(rng) - baseline, selector.clusters,
-                                calibration.margin, seed=draw)
+                                margin, seed=draw)
         worse = non_inferiority(selector.f1(rng, regressed=True) - baseline,
-                                selector.clusters, calibration.margin, seed=draw)
+                                selector.clusters, margin, seed=draw)
         equal_fails += not equal.passed
         regressed_fails += not worse.passed
     assert equal_fails <= 1
@@ -498,7 +482,7 @@ def test_the_calibrated_margin_holds_its_false_failure_rate() -> None:
     selector = NoisySelector(seed=3)
     rng = np.random.default_rng(4)
     repeats = np.stack([selector.f1(rng) for _ in range(10)])
-    margin = calibrate_margin(repeats, selector.clusters).margin
+    margin = calibrate_margin(repeats, selector.clusters)
     fails = [not non_inferiority(selector.f1(rng) - selector.f1(rng), selector.clusters,
                                  margin, n_resamples=500, seed=i).passed for i in range(300)]
     # 5 % allowed; three binomial standard errors above it is a calibration bug.
@@ -516,26 +500,28 @@ def test_an_uncalibrated_small_margin_cries_wolf() -> None:
 def test_turns_needed_predicts_the_margin_of_a_larger_suite() -> None:
     rng = np.random.default_rng(7)
     small, large = NoisySelector(n_clusters=20, seed=8), NoisySelector(n_clusters=80, seed=8)
-    cal_small = calibrate_margin(np.stack([small.f1(rng) for _ in range(8)]), small.clusters)
-    cal_large = calibrate_margin(np.stack([large.f1(rng) for _ in range(8)]), large.clusters)
-    assert cal_small.turns_needed(cal_small.margin / 2) == pytest.approx(4 * cal_small.n, abs=1)
-    assert cal_small.clusters_needed(cal_small.margin / 2) == 80
-    assert cal_large.margin == pytest.approx(cal_small.margin / 2, rel=0.25)
+    margin_small = calibrate_margin(np.stack([small.f1(rng) for _ in range(8)]), small.clusters)
+    margin_large = calibrate_margin(np.stack([large.f1(rng) for _ in range(8)]), large.clusters)
+    cal_small = Calibration("noisy", "gold", "f1", margin_small, repeats=8,
+                            turns=small.clusters.size, clusters=20)
+    assert cal_small.turns_needed(margin_small / 2) == pytest.approx(4 * cal_small.turns, abs=1)
+    assert cal_small.clusters_needed(margin_small / 2) == 80
+    assert margin_large == pytest.approx(margin_small / 2, rel=0.25)
 
 
 def test_identical_repeats_need_no_margin() -> None:
     values, clusters = clustered(13)
-    calibration = calibrate_margin(np.stack([values, values, values]), clusters)
-    assert calibration.margin == 0.0
-    assert non_inferiority(values - values, clusters, calibration.margin).passed
+    margin = calibrate_margin(np.stack([values, values, values]), clusters)
+    assert margin == 0.0
+    assert non_inferiority(values - values, clusters, margin).passed
 
 
 def test_calibration_skips_turns_unscored_in_any_draw_and_needs_two_draws() -> None:
     values, clusters = clustered(14)
     draws = np.stack([values, values + 0.01])
     draws[1, 5] = np.nan
-    calibration = calibrate_margin(draws, clusters)
-    assert (calibration.n, calibration.n_skipped) == (values.size - 1, 1)
+    keep = np.arange(values.size) != 5
+    assert calibrate_margin(draws, clusters) == calibrate_margin(draws[:, keep], clusters[keep])
     with pytest.raises(MemevalError, match="at least two equivalent draws"):
         calibrate_margin(values[None, :], clusters)
 
@@ -557,8 +543,40 @@ def test_single_run_calibration_is_not_narrower_than_repeats() -> None:
     selector = NoisySelector(seed=9)
     rng = np.random.default_rng(10)
     from_repeats = calibrate_margin(np.stack([selector.f1(rng) for _ in range(10)]),
-                                    selector.clusters).margin
+                                    selector.clusters)
     one_run = selector.f1(rng)
     from_one = calibrate_margin(resampled_draws(one_run, selector.clusters),
-                                selector.clusters).margin
+                                selector.clusters)
     assert from_one >= 0.9 * from_repeats
+
+
+def test_memeval_calibrate_runs_the_documented_procedure() -> None:
+    """`calibrate_frame` (the command's code) is `calibrate_margin` on the repeats."""
+    selector = NoisySelector(n_clusters=8, per=5, seed=11)
+    rng = np.random.default_rng(12)
+    repeats = np.stack([selector.f1(rng) for _ in range(4)])
+    rows = [{"scenario": f"s{c}", "turn_id": f"t{i}", "selector": "noisy", "judge": "gold",
+             "repeat": r, "f1": repeats[r, i]}
+            for r in range(4) for i, c in enumerate(selector.clusters)]
+    import pandas as pd
+
+    (found,) = calibrate_frame(pd.DataFrame(rows), metrics=("f1",))
+    expected = calibrate_margin(repeats, [f"s{c}" for c in selector.clusters])
+    assert found.aa_margin == pytest.approx(expected, abs=1e-4)
+    assert found.margin == max(found.aa_margin, found.resolvable_margin)
+    assert (found.repeats, found.turns, found.clusters) == (4, 40, 8)
+
+
+def test_every_function_docs_statistics_names_is_called_by_the_product() -> None:
+    """No statistic lives for the tests alone: what the doc describes, a command runs."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "statistics.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(?:[a-z_]+\.)?([a-z_]+)\(", doc))
+    assert {"non_inferiority", "calibrate_margin", "cluster_bootstrap_mean"} <= named
+    source = {p: p.read_text(encoding="utf-8") for p in (root / "memeval").rglob("*.py")}
+    uncalled = [name for name in sorted(named)
+                if not any(re.search(rf"(?<!def ){name}\(", text) for text in source.values())]
+    assert not uncalled, f"docs/statistics.md names functions nothing calls: {uncalled}"

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from memeval.cli._errors import InputError
-from memeval.log.folder import CONFIG_FILE, PAYLOADS_FILE, REPORT_FILE, RESULTS_FILE, SUMMARY_FILE
+from memeval.log import CONFIG_FILE, PAYLOADS_FILE, REPORT_FILE, RESULTS_FILE, SUMMARY_FILE
 
 
 def check_out_dir(out: Path) -> None:

@@ -73,6 +73,6 @@ def error_reasons(run_dir: Path, summary: Mapping[str, Any]) -> list[str]:
     """The lines to print under the table; none when no turn erred (rows not read)."""
     if not had_errors(summary):
         return []
-    from memeval.log.folder import iter_results
+    from memeval.log import iter_results
 
     return tally_rows(iter_results(run_dir, searches=False)).lines()

@@ -35,6 +35,7 @@ def _mean(value: Any) -> str:
 
 def summary_table(data: dict[str, Any]) -> str:
     """The terminal view of a compare record: one line per selector pair and metric."""
+    from memeval.scoring.catalog import BY_NAME
     from memeval.scoring.compare import COMPARE_METRICS
 
     header = ["selector", "metric", "A", "B", "B − A [95% CI]", "verdict", "pairs"]
@@ -45,8 +46,9 @@ def summary_table(data: dict[str, Any]) -> str:
         for metric in COMPARE_METRICS:
             c = pair["overall"][metric]
             verdict = c["significance"] + (" (underpowered)" if c.get("power_warning") else "")
-            lines.append([name, metric, _mean(c["mean_a"]), _mean(c["mean_b"]), _cell(c),
-                          verdict, str(c["n_pairs"])])
+            declared = BY_NAME[metric]
+            lines.append([name, f"{declared.label} {declared.arrow}", _mean(c["mean_a"]),
+                          _mean(c["mean_b"]), _cell(c), verdict, str(c["n_pairs"])])
             name = ""
         lines.append(["", "turns", "", "", f"{len(pair['won'])} won, {len(pair['lost'])} lost",
                       "", str(pair["paired_turns"])])
@@ -67,6 +69,7 @@ def command(run_a: Path, run_b: Path, pairs: tuple[str, ...], out: Path | None) 
     """Compare run B against baseline run A, turn by turn.
 
     Prints B − A per metric with paired 95 % intervals (resampling whole scenarios);
+    the verdict reads each metric's direction (↑ higher or ↓ lower is better);
     with --out, compare.html adds per-category deltas (Holm-adjusted) and the turns B
     won or lost, with drill-downs. The gate pairs selectors by the same rule.
     """

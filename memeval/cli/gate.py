@@ -8,8 +8,9 @@ from pathlib import Path
 import click
 
 from memeval.errors import MemevalError
-from memeval.log.folder import write_json
-from memeval.scoring.gate import DEFAULT_MARGIN, DEFAULT_MAX_ERROR_RATE, GATE_FILE, gate_run
+from memeval.log import write_json
+from memeval.scoring.catalog import GATED, TESTABLE
+from memeval.scoring.gate import DEFAULT_MAX_ERROR_RATE, GATE_FILE, gate_run
 
 EXIT_PASS = 0
 EXIT_REGRESSION = 1
@@ -28,10 +29,11 @@ def _unit_interval(_ctx: click.Context, param: click.Parameter,
 @click.option("--baseline", type=click.Path(path_type=Path), default=None,
               help="summary.json (or run folder) of the reference run, e.g. main's.")
 @click.option("--margin", type=float, default=None,
-              help="How far below the baseline the lower bound of the paired 95% CI of "
-                   "candidate − baseline may reach before it counts as a regression. "
-                   "Default: the baseline's calibrated margin (`memeval calibrate`), "
-                   f"else {DEFAULT_MARGIN}.")
+              help="How far the one-sided 95% lower bound of the paired gain over the "
+                   "baseline may fall below 0 before it counts as a regression, for every "
+                   "gated metric. Default, per selector × judge × metric: the baseline's "
+                   "calibrated margin (`memeval calibrate`), else the margin read from the "
+                   "baseline's own turn-to-turn spread. The output names the rule used.")
 @click.option("--min-precision", type=float, default=None, callback=_unit_interval,
               help="Fail when a selector's mean precision is below this.")
 @click.option("--min-recall", type=float, default=None, callback=_unit_interval,
@@ -39,9 +41,9 @@ def _unit_interval(_ctx: click.Context, param: click.Parameter,
 @click.option("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE,
               show_default=True, callback=_unit_interval,
               help="Fail when a selector or judge errs on more than this share of its turns.")
-@click.option("--secondary", multiple=True, metavar="METRIC",
-              help="Also test non-inferiority on METRIC (precision, recall, exact_match, "
-                   "false_alarm); secondary tests are Holm-corrected. Repeatable.")
+@click.option("--secondary", multiple=True, type=click.Choice(TESTABLE),
+              help=f"Also gate METRIC, on top of {', '.join(GATED)} (always gated); each "
+                   "test points the way the metric's direction says. Repeatable.")
 @click.option("--pair", "pairs", multiple=True, metavar="BASELINE=CANDIDATE",
               help="Gate this candidate selector against this baseline selector "
                    "(as in `memeval compare --pair`).")
@@ -53,13 +55,16 @@ def command(run: Path, baseline: Path | None, margin: float | None,
             min_precision: float | None,
             min_recall: float | None, max_error_rate: float, secondary: tuple[str, ...],
             pairs: tuple[str, ...], markdown: Path | None, write: bool) -> None:
-    """Gate a finished run: thresholds and non-inferiority to a baseline.
+    """Gate a finished run: error rates, thresholds and non-inferiority to a baseline.
 
     RUN is a run folder (memeval run --out, or the pytest plugin's --memeval-report)
-    or its summary.json. Errors are always checked (--max-error-rate, default 0).
-    Exit code 0: every check passed; 1: a check failed — an error rate, a threshold, a
-    regression, missing baseline turns, too few pairs, or nothing tested at all;
-    2: usage error (bad option, unreadable file).
+    or its summary.json. Errors are always checked, in RUN and in the baseline
+    (--max-error-rate, default 0). Against --baseline, every selector × judge must be
+    non-inferior on F1 and on false alarms (lower is better), each a one-sided 95 %
+    test with its own margin (see --margin). Exit code 0: every check passed; 1: a
+    check failed — an error rate, a threshold, a regression, missing baseline turns,
+    too few pairs, or nothing tested at all; 2: usage error (bad option, unreadable
+    file).
 
     \b
     Example:
@@ -70,16 +75,7 @@ def command(run: Path, baseline: Path | None, margin: float | None,
     for name, path in (("RUN", run), ("--baseline", baseline)):
         if path is not None and not path.exists():
             raise click.BadParameter(f"{path} does not exist", param_hint=name)
-    from memeval.scoring.calibrate import calibrated_margin
     from memeval.scoring.compare import parse_pairs
-
-    calibrated = None if baseline is None else calibrated_margin(baseline)
-    if margin is None:
-        margin = calibrated if calibrated is not None else DEFAULT_MARGIN
-    elif calibrated is not None and margin < calibrated:
-        click.echo(f"gate: warning: --margin {margin} is below the baseline's calibrated "
-                   f"margin {calibrated:.3f}; equivalent runs will fail this gate more "
-                   "than 5 % of the time", err=True)
 
     try:
         result = gate_run(run, baseline, margin=margin, min_precision=min_precision,
@@ -88,7 +84,7 @@ def command(run: Path, baseline: Path | None, margin: float | None,
                           pairs=[(c, b) for b, c in parse_pairs(pairs)])
     except MemevalError as exc:
         raise click.UsageError(str(exc)) from None
-    click.echo(result.table())
+    click.echo(result.table())  # ends with the rule behind each margin
     if markdown is not None:
         with markdown.open("a", encoding="utf-8") as handle:
             handle.write(result.markdown())

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 import click
 
+from memeval.cli._compat import compat_option
 from memeval.errors import MemevalError
 
 EXAMPLES = """
@@ -18,6 +20,14 @@ Examples:
 """
 
 MARKS = {"relevant": "★", "acceptable": "~", "irrelevant": " "}
+# Control characters but newline and tab: scenario text could otherwise move the
+# cursor, clear the screen or write the clipboard (OSC 52) of whoever inspects it.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def shown(text: str) -> str:
+    """`text` safe for a terminal: each control character as its `\\xNN` escape."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def resolve_scenario(value: str) -> Path:
@@ -78,8 +88,7 @@ def _render_turn(turn, record, labels) -> list[str]:  # type: ignore[no-untyped-
               help="Print the startup context (phase 1) the session begins with, then stop.")
 @click.option("--reminders", is_flag=True,
               help="Also print the system reminders exactly as the main model receives them.")
-@click.option("--compat", type=click.Choice(["faithful", "hardened"]), default="faithful",
-              show_default=True, help="Quirk preset of the session.")
+@compat_option
 def command(scenario: str, turn_id: str | None, selector_spec: str, startup: bool,
             reminders: bool, compat: str) -> None:
     """Show a scenario turn by turn: manifest with gold labels, the pick, what surfaced.
@@ -105,14 +114,14 @@ def command(scenario: str, turn_id: str | None, selector_spec: str, startup: boo
                                  param_hint="--turn")
     with open_session(loaded, selector, compat) as opened:  # type: ignore[arg-type]
         if startup:
-            click.echo(opened.contexts[loaded.mode].text)
+            click.echo(shown(opened.contexts[loaded.mode].text))
             return
         for turn in loaded.turns:
             record = play_turn(opened.session, loaded, turn)
             if turn_id is None or turn.id == turn_id:
-                click.echo("\n".join(_render_turn(turn, record, turn.labels)))
+                click.echo(shown("\n".join(_render_turn(turn, record, turn.labels))))
                 if reminders:
-                    click.echo("\n".join(record.system_reminders))
+                    click.echo(shown("\n".join(record.system_reminders)))
                 click.echo()
             if turn.id == turn_id:
                 break

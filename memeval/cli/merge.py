@@ -29,13 +29,14 @@ def command(out: Path, runs: tuple[Path, ...]) -> None:
     once and hold disjoint sessions; then writes results, summary and report as if
     one machine had run it all.
     """
-    from memeval.log.folder import INCOMPLETE_MARKER
+    from memeval.log import INCOMPLETE_MARKER
+    from memeval.report import RunPage
     from memeval.run.evaluate import finish_run
     from memeval.run.shards import merge_runs
 
     try:
         rows = merge_runs(out, runs)
-        finish_run(out)
+        finish_run(out, page=RunPage())
         # Summary and report are written: the merged folder is a finished run (and can
         # itself be merged or gated like one).
         (out / INCOMPLETE_MARKER).unlink(missing_ok=True)

@@ -26,11 +26,12 @@ def command(run: Path) -> None:
     if not run.is_dir():
         raise click.BadParameter(f"{run} is not a folder; pass a run folder written by "
                                  "`memeval run --out DIR`", param_hint="RUN")
-    from memeval.log.folder import REPORT_FILE
+    from memeval.log import REPORT_FILE
+    from memeval.report import RunPage
     from memeval.run.evaluate import rebuild_run
 
     try:
-        rebuild_run(run)
+        rebuild_run(run, RunPage())
     except MemevalError as exc:
         raise InputError(str(exc)) from None
     click.echo(f"report: {run / REPORT_FILE}")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
+from memeval.cli._compat import compat_option
 from memeval.cli._errors import InputError
 from memeval.cli._outdir import check_out_dir, disk_error
 from memeval.errors import MemevalError
@@ -67,9 +68,7 @@ def update_latest_link(run_dir: Path) -> None:
               help="Units (turns, or stretches of a session) evaluated at once: the most "
                    "model calls in flight per endpoint; the door backs off on 429/529.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed for shuffles.")
-@click.option("--compat", type=click.Choice(["faithful", "hardened"]), default="faithful",
-              show_default=True,
-              help="faithful reproduces Claude Code's quirks; hardened holds every invariant.")
+@compat_option
 @click.option("--history", type=click.Choice(["gold", "own"]), default="gold", show_default=True,
               help="gold: every turn starts from the state the gold labels imply, so all "
                    "selectors see the same manifests (paired comparison); own: each "
@@ -142,7 +141,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     load; 130 stopped by Ctrl-C or SIGTERM (finished units kept; the message names
     the resume command).
     """
-    from memeval.log.folder import RunFolderBusy
+    from memeval.log import RunFolderBusy
     from memeval.run.config import LLMOptions, RunConfig
     from memeval.run.evaluate import evaluate, timestamped_run_dir
 
@@ -165,11 +164,12 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
                          else str(exc)) from None
     run_dir = out or timestamped_run_dir(Path("reports"))
     check_out_dir(run_dir)
+    from memeval.report import RunPage
     from memeval.run.shards import Shard
 
     try:
         share = None if shard is None else Shard.parse(shard)
-        outcome = evaluate(config, run_dir, progress=not quiet, shard=share,
+        outcome = evaluate(config, run_dir, progress=not quiet, page=RunPage(), shard=share,
                            retry_errors=retry_errors, say=lambda m: click.echo(m, err=True))
     except RunInterrupted as exc:
         resume = shlex.join(["memeval", *sys.argv[1:],

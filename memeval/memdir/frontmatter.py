@@ -8,15 +8,12 @@ risky plain values quoted, and anything that is not a mapping is an empty mappin
 
 from __future__ import annotations
 
-import copy
-import functools
 import re
 from typing import Any
 
 from frontmatter.default_handlers import BaseHandler
 
 from memeval.memdir.readfile import first_lines
-from memeval.memdir.simple_frontmatter import YAML_ERROR, read_block
 from memeval.memdir.text import JS_SPACE_CLASS, JS_WHITESPACE
 from memeval.memdir.yaml12 import YamlError, parse_yaml
 
@@ -98,21 +95,14 @@ class MemoryFrontmatterHandler(BaseHandler):  # type: ignore[misc]
         return text[start:close], text[_JS_SPACES.match(text, close + 3).end():]
 
     def load(self, fm: str, **kwargs: Any) -> dict[str, Any]:
-        # A copy: callers own their mapping, the cache keeps the pristine one (strings
-        # are immutable, so a mapping of only strings needs no deep copy).
-        mapping = _load_mapping(fm)
-        if all(type(value) is str for value in mapping.values()):
-            return dict(mapping)
-        return copy.deepcopy(mapping)
+        return load_mapping(fm)
 
     def export(self, metadata: dict[str, Any], **kwargs: Any) -> str:
         raise NotImplementedError("memeval only reads frontmatter")
 
 
-@functools.lru_cache(maxsize=8192)
-def _load_mapping(fm: str) -> dict[str, Any]:
-    """The parse is a pure function of the block's text, and a session rescans the same
-    files every turn: caching by text keeps repeated scans from re-running YAML."""
+def load_mapping(fm: str) -> dict[str, Any]:
+    """The mapping a frontmatter block holds, with the system's retry and fallbacks."""
     first = _attempt(fm)
     if first is not _FAILED:
         return first
@@ -128,16 +118,7 @@ _FAILED: Any = object()
 
 
 def _attempt(text: str) -> Any:
-    """`_as_mapping(parse_yaml(text))`, or `_FAILED` where that raises `YamlError`.
-
-    The common shapes are read without the parser (`read_block`, which answers only
-    when it is sure); the parser runs for the rest.
-    """
-    fast = read_block(text)
-    if fast is YAML_ERROR:
-        return _FAILED
-    if fast is not None:
-        return fast
+    """`_as_mapping(parse_yaml(text))`, or `_FAILED` where that raises `YamlError`."""
     try:
         return _as_mapping(parse_yaml(text))
     except YamlError:
@@ -147,21 +128,19 @@ def _attempt(text: str) -> Any:
 HANDLER = MemoryFrontmatterHandler()
 
 
-def shared_frontmatter(text: str, *, max_lines: int | None = None) -> dict[str, Any]:
+def frontmatter_of(text: str, *, max_lines: int | None = None) -> dict[str, Any]:
     """The frontmatter mapping of `text`'s first `max_lines` lines (all without a
-    limit; `{}` without a leading `---` block), as the parse cache holds it: a caller
-    must not change it or the values in it (the scan reads two fields, and copying
-    every mapping cost as much as parsing it).
+    limit; `{}` without a leading `---` block).
 
     With `max_lines`, `text` is what `read_file_in_range` would have read lines from
     (BOM and `\\r` included), the whole file or any prefix holding that many lines.
     """
     block = frontmatter_block(text, max_lines=max_lines)
-    return {} if block is None else _load_mapping(block)
+    return {} if block is None else load_mapping(block)
 
 
 def frontmatter_block(text: str, *, max_lines: int | None = None) -> str | None:
-    """The block `shared_frontmatter(text, max_lines=...)` parses, or None where it
+    """The block `frontmatter_of(text, max_lines=...)` parses, or None where it
     gives `{}` without parsing (so a caller can decide when to parse)."""
     if max_lines is not None:
         if "\r" in text:

@@ -41,12 +41,14 @@ def node_mtime_ms(st: os.stat_result) -> float:
 
 
 def stat_readable(path: str) -> os.stat_result:
-    """`stat` of a file that can be read as Node would; folders and pipes raise OSError."""
+    """`stat` of a file that can be read as Node would; folders, pipes, sockets and
+    devices raise OSError."""
     st = os.stat(path)
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(21, "illegal operation on a directory", path)
-    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
-        # Node would block on a pipe forever; a run must not, so the file counts as unreadable.
+    if not stat.S_ISREG(st.st_mode):
+        # Node would block on a pipe, or on a terminal with nothing typed, forever; a run
+        # must not, so anything but a regular file counts as unreadable.
         raise OSError(6, "not a regular file", path)
     return st
 

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import errno
 import os
 import re
 import stat as statmod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from memeval.memdir.entrypoint import ENTRYPOINT_NAME
-from memeval.memdir.frontmatter import _load_mapping, frontmatter_block
+from memeval.memdir.frontmatter import frontmatter_block, load_mapping
 from memeval.memdir.jsvalue import js_iso_string, js_string, js_truthy
 from memeval.memdir.readfile import node_mtime_ms, read_open_range, stat_readable
 from memeval.memdir.types import MemoryHeader, MemoryType, parse_memory_type
@@ -154,7 +151,7 @@ def read_header(memory_dir: str, relative_path: str) -> MemoryHeader:
 def _header(relative_path: str, file_path: str, mtime_ms: float,
             block: str | None) -> MemoryHeader:
     """The header of a file whose frontmatter block (None: none) `_read_block` read."""
-    meta = {} if block is None else _load_mapping(block)
+    meta = {} if block is None else load_mapping(block)
     # The system keeps `frontmatter.description || null`: falsy values are no description.
     raw = meta.get("description")
     if type(raw) is str:  # the commonest value, its own `String()`; `""` is falsy
@@ -162,18 +159,15 @@ def _header(relative_path: str, file_path: str, mtime_ms: float,
     elif not js_truthy(raw):
         description = raw = None
     else:
-        if isinstance(raw, list | dict):
-            raw = _own_copy(raw)  # the header's own; the mapping is the parse cache's
         description = js_string(raw)
-    return _new_header(relative_path.replace(os.sep, "/"), file_path, mtime_ms, description,
-                       parse_memory_type(meta.get("type")), raw)
+    return MemoryHeader(relative_path.replace(os.sep, "/"), file_path, mtime_ms, description,
+                        parse_memory_type(meta.get("type")), raw)
 
 
 # A block `_header` can be left for later (or never, past the 200 newest): nothing in
 # it can make the parse or the header raise. The parser turns its own errors into
-# `YamlError` (empty frontmatter); what remains is `int()` refusing a long decimal
-# (ValueError: the file is skipped as unreadable), nesting deep enough for a
-# RecursionError in `deepcopy` or `js_string`, and aliases, anchors or tags (a
+# `YamlError` (empty frontmatter), a long decimal included; what remains is nesting
+# deep enough for a RecursionError in `js_string`, and aliases, anchors or tags (a
 # billion-laughs value, `!!binary`, `!!timestamp`). Depth needs a line, a bracket, a
 # dash, `?` or `:` per level, so a block with few of them is shallow.
 _RISKY_BLOCK = re.compile(r"[*&!]|[0-9]{600}")  # Python's digit limit is at least 640
@@ -190,48 +184,6 @@ def _deferrable(block: str | None) -> bool:
         return False
     return (block.count(":") + block.count("-") + block.count("[") + block.count("{")
             + block.count("?")) <= _MAX_INDICATORS
-
-
-# Values `copy.deepcopy` returns as they are (what a one-line flow holds).
-_ATOMIC = frozenset({str, int, float, bool, type(None)})
-
-
-def _own_copy(value: list[Any] | dict[str, Any]) -> Any:
-    """`copy.deepcopy(value)`, with a shallow copy where every item is atomic (the
-    same result, a tenth of the cost)."""
-    if type(value) is list:
-        if all(type(item) in _ATOMIC for item in value):
-            return value.copy()
-    elif type(value) is dict and all(
-            type(key) in _ATOMIC and type(item) in _ATOMIC for key, item in value.items()):
-        return value.copy()
-    return copy.deepcopy(value)
-
-
-def _new_header(filename: str, file_path: str, mtime_ms: float, description: str | None,
-                type: MemoryType | None, raw_description: Any) -> MemoryHeader:
-    """`MemoryHeader(...)` without the frozen dataclass's `__init__` (one
-    `object.__setattr__` a field, a tenth of a scan's own time); the same object."""
-    header = object.__new__(MemoryHeader)
-    header.__dict__.update(filename=filename, file_path=file_path, mtime_ms=mtime_ms,
-                           description=description, type=type, raw_description=raw_description)
-    return header
-
-
-if tuple(f.name for f in dataclasses.fields(MemoryHeader)) != (
-        "filename", "file_path", "mtime_ms", "description", "type", "raw_description"):
-    raise ImportError("MemoryHeader's fields changed: update scan._new_header")  # pragma: no cover
-
-
-def _read_frontmatter(file_path: str) -> tuple[Mapping[str, Any], float]:
-    """The frontmatter mapping of a file's first 30 lines (shared: not to be changed)
-    and its mtime.
-
-    Raises:
-        OSError: as `stat_readable` and `open` would, in that order.
-    """
-    block, mtime_ms = _read_block(file_path)
-    return ({} if block is None else _load_mapping(block)), mtime_ms
 
 
 def _read_block(file_path: str) -> tuple[str | None, float]:

@@ -196,15 +196,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def _gate(state: PluginState) -> None:
-    from memeval.log.folder import write_json
-    from memeval.scoring.gate import GATE_FILE, per_turn_table, run_gate
+    from memeval.log import write_json
+    from memeval.scoring.gate import GATE_FILE, gate_run
 
     settings = state.settings
     if (settings.baseline is None and settings.min_precision is None
             and settings.min_recall is None):
         return
-    baseline = per_turn_table(settings.baseline) if settings.baseline is not None else None
-    state.gate = run_gate(per_turn_table(settings.report), baseline, margin=settings.margin,
+    # the same procedure, margins and calibration lookup as `memeval gate`
+    state.gate = gate_run(settings.report, settings.baseline, margin=settings.margin,
                           min_precision=settings.min_precision,
                           min_recall=settings.min_recall)
     write_json(settings.report / GATE_FILE, state.gate.to_dict())

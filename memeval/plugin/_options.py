@@ -53,14 +53,16 @@ OPTIONS: tuple[_Option, ...] = (
             "fixtures). Example: --memeval-scenarios 'my/scenarios/*.yaml'"),
     _Option("report", "path", f"run folder written at the end (default {DEFAULT_REPORT}). "
             "Example: --memeval-report reports/pr-42", DEFAULT_REPORT),
-    _Option("baseline", "path", "summary.json of a reference run; fails the session when a "
-            "metric is not non-inferior to it. Example: --memeval-baseline main/summary.json"),
+    _Option("baseline", "path", "summary.json or folder of a reference run; fails the "
+            "session as `memeval gate --baseline` would (error rates of both runs, F1 and "
+            "false alarms non-inferior). Example: --memeval-baseline main/summary.json"),
     _Option("min-precision", "float", "fail the session when a selector's mean precision "
             "is below this. Example: --memeval-min-precision 0.6"),
     _Option("min-recall", "float", "fail the session when a selector's mean recall is "
             "below this. Example: --memeval-min-recall 0.5"),
-    _Option("margin", "float", "non-inferiority margin: the lower bound of the paired 95% "
-            "CI of candidate - baseline may not go below -margin (default 0.03)", 0.03),
+    _Option("margin", "float", "non-inferiority margin of every gated metric (default: the "
+            "baseline's calibration.json, else read from the baseline's turns, as "
+            "`memeval gate` does)"),
     _Option("replay", "path", "answer every model call from this cassette (no key, no "
             "network). Example: --memeval-replay suites/cassettes/judged.jsonl"),
     _Option("record", "path", "record every model call into this cassette (needs "
@@ -85,7 +87,7 @@ class Settings:
     baseline: Path | None
     min_precision: float | None
     min_recall: float | None
-    margin: float
+    margin: float | None
     replay: Path | None
     record: Path | None
     profile: str | None
@@ -139,7 +141,7 @@ def read_settings(config: pytest.Config) -> Settings:
         if values[name] is not None and not 0 <= values[name] <= 1:
             raise pytest.UsageError(f"--memeval-{name.replace('_', '-')}: {values[name]} is "
                                     "not between 0 and 1")
-    if values["margin"] < 0:
+    if values["margin"] is not None and values["margin"] < 0:
         raise pytest.UsageError(f"--memeval-margin: {values['margin']} must be >= 0")
     if values["replay"] is not None and values["record"] is not None:
         raise pytest.UsageError("--memeval-replay and --memeval-record exclude each other; "

@@ -16,26 +16,28 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from memeval.jsonenc import json_safe
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
 from memeval.labels import GOLD, PROJECT_SCOPE
-from memeval.log.folder import (
+from memeval.log import (
     CONFIG_FILE,
     REPORT_FILE,
     RESULTS_FILE,
     SUMMARY_FILE,
+    RecordedTurn,
     ResultsWriter,
+    TurnResult,
     write_json,
 )
-from memeval.log.row import TurnResult
 from memeval.memdir import ENTRYPOINT_NAME as INDEX_NAME
 from memeval.memdir import MAX_MEMORY_BYTES, MAX_MEMORY_LINES
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import run_config_record
 from memeval.run.play import Unit, run_unit
 from memeval.scenarios import LoadResult, Scenario, load_many
+from memeval.scoring.catalog import HEADLINE
 from memeval.scoring.metrics import score_results
-from memeval.scoring.summary import clean
 from memeval.selectors import resolve_selector
 from memeval.session import MAX_SURFACED_PER_TURN, Compat
 
@@ -86,7 +88,7 @@ def display_path(path: Path, roots: Sequence[Path]) -> str:
         else resolved.name
 
 
-def invariant_problems(scenario: Scenario, records: Sequence[Mapping[str, Any]],
+def invariant_problems(scenario: Scenario, records: Sequence[RecordedTurn],
                        compat: Compat) -> dict[str, list[str]]:
     """SPEC §3's invariants over one session's turn records, per turn id.
 
@@ -100,23 +102,23 @@ def invariant_problems(scenario: Scenario, records: Sequence[Mapping[str, Any]],
         found: list[str] = []
         if turn.compact_before:
             seen.clear()
-        dirs = list(record.get("dirs") or [])
-        scopes = {d["scope"] for d in dirs}
+        dirs = record.dirs
+        scopes = {d.scope for d in dirs}
         for d in dirs:
-            for header in d.get("candidates") or []:
+            for header in d.candidates:
                 if PurePosixPath(header["filename"]).name == INDEX_NAME:
                     found.append(f"invariant 1: {INDEX_NAME} listed as a candidate "
-                                 f"({d['scope']}: {header['filename']})")
-        surfaced = list(record.get("surfaced") or [])
+                                 f"({d.scope}: {header['filename']})")
+        surfaced = record.surfaced
         if len(surfaced) > MAX_SURFACED_PER_TURN:
             found.append(f"invariant 2: {len(surfaced)} memories surfaced, at most "
                          f"{MAX_SURFACED_PER_TURN} allowed")
         this_turn: set[str] = set()
         for memory in surfaced:
-            key, path = memory["key"], memory["path"]
-            if PurePosixPath(memory["filename"]).name == INDEX_NAME:
+            key, path = memory.key, memory.path
+            if PurePosixPath(memory.filename).name == INDEX_NAME:
                 found.append(f"invariant 1: {INDEX_NAME} surfaced ({key})")
-            body = memory["content"].split(NOTE_START, 1)[0]
+            body = memory.content.split(NOTE_START, 1)[0]
             size, lines = len(body.encode("utf-8")), body.count("\n") + 1
             if size > MAX_MEMORY_BYTES:
                 found.append(f"invariant 3: {key} surfaced {size} bytes, over "
@@ -131,13 +133,13 @@ def invariant_problems(scenario: Scenario, records: Sequence[Mapping[str, Any]],
                 found.append(f"invariant 4: {key} surfaced twice in one turn")
             this_turn.add(path)
             mentioned = scopes - {PROJECT_SCOPE}
-            if memory["scope"] not in scopes:
-                found.append(f"invariant 5: {key} comes from memdir {memory['scope']!r}, "
+            if memory.scope not in scopes:
+                found.append(f"invariant 5: {key} comes from memdir {memory.scope!r}, "
                              f"not searched this turn ({', '.join(sorted(scopes))})")
-            elif not mentioned and memory["scope"] != PROJECT_SCOPE:
+            elif not mentioned and memory.scope != PROJECT_SCOPE:
                 found.append(f"invariant 5: {key} is an agent memory in a turn without "
                              "agent mentions")
-            home = next((d["memory_dir"] for d in dirs if d["scope"] == memory["scope"]), None)
+            home = next((d.memory_dir for d in dirs if d.scope == memory.scope), None)
             if (home is not None and not compat.follow_symlinks_out_of_memdir
                     and not Path(path).resolve().is_relative_to(Path(home).resolve())):
                 found.append(f"invariant 5: {key} resolves outside its memdir {home}")
@@ -163,7 +165,7 @@ class UnitOutcome:
         """Score the unit once (`memeval.scoring.metrics`); items only read the scores."""
         frame = score_results(rows)
         scores = {(str(r["turn_id"]), str(r["judge"])): r
-                  for r in clean(frame.to_dict(orient="records"))}
+                  for r in json_safe(frame.to_dict(orient="records"))}
         return cls(scenario, selector, rows, problems, scores)
 
     def turn_row(self, turn_id: str) -> TurnResult | None:
@@ -180,8 +182,9 @@ class ItemResult:
     scored: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
-    def record(self) -> Mapping[str, Any]:
-        return self.row.record if self.row is not None else {}
+    def record(self) -> RecordedTurn:
+        """What the session did in the turn (empty when the turn has no row)."""
+        return self.row.record if self.row is not None else RecordedTurn()
 
     @property
     def selection_errors(self) -> tuple[str, ...]:
@@ -201,10 +204,9 @@ class ItemResult:
         return None if reason in (None, "selector error") else f"unscored: {reason}"
 
     def scores(self, judge: str = GOLD) -> dict[str, Any]:
-        """precision, recall, f1, exact_match, false_alarm, outcome under `judge`."""
+        """The headline metrics (catalog) and the outcome under `judge`."""
         row = self.scored.get(judge) or {}
-        return {name: row.get(name) for name in (
-            "precision", "recall", "f1", "exact_match", "false_alarm", "outcome")} if row else {}
+        return {name: row.get(name) for name in (*HEADLINE, "outcome")} if row else {}
 
     def failure(self, judge: str = GOLD) -> str | None:
         """Why the item fails: broken invariants, errors, or a turn that could not be
@@ -347,12 +349,13 @@ class SuiteStore:
         run_dir.mkdir(parents=True, exist_ok=True)
         for name in (RESULTS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE):
             (run_dir / name).unlink(missing_ok=True)  # a pytest run replaces the last one
+        from memeval.report import RunPage
         from memeval.run.evaluate import RowDigest, finish_run
 
         selectors = sorted({key[1] for key in units})
         # From the rows: an xdist controller never planned the workers' judges itself.
         judges = sorted({j for rows in units.values() for row in rows for j in row.judgements})
-        digest = RowDigest()
+        digest = RowDigest(RunPage())
         with ResultsWriter(run_dir) as writer:
             for rows in units.values():
                 for result in writer.append_unit(rows):

@@ -8,7 +8,7 @@ they never score anything themselves.
 """
 
 from memeval.report._compare import render_compare
-from memeval.report._run import render_run
+from memeval.report._run import RunPage, render_run
 from memeval.report._turns import TurnViews
 
-__all__ = ["TurnViews", "render_compare", "render_run"]
+__all__ = ["RunPage", "TurnViews", "render_compare", "render_run"]

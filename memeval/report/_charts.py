@@ -6,11 +6,13 @@ text that comes from a run (selector names, categories) passes through `escape`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from markupsafe import Markup, escape
+
+from memeval.jsonenc import finite
+from memeval.scoring.catalog import Metric
 
 # Colour-blind-safe palette (Okabe–Ito), one colour per selector in summary order.
 PALETTE: tuple[str, ...] = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9",
@@ -20,13 +22,6 @@ FONT = "font-family:system-ui,sans-serif;font-size:11px"
 
 def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
-
-
-def _n(value: Any) -> float | None:
-    if value is None:
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
 
 
 def _svg(width: float, height: float, body: list[str], label: str) -> Markup:
@@ -73,12 +68,12 @@ def metric_by_category(records: Sequence[Mapping[str, Any]], selectors: Sequence
         for si, selector in enumerate(selectors):
             row = by_key.get((selector, category))
             y = top + si * bar
-            value = _n(row.get(metric)) if row else None
+            value = finite(row.get(metric)) if row else None
             if value is None:
                 body.append(_text(left + 2, y + bar - 1, "n/a", extra='fill="#999" '
                                   'font-size="8"'))
                 continue
-            low, high = _n(row.get(f"{metric}_ci_low")), _n(row.get(f"{metric}_ci_high"))
+            low, high = finite(row.get(f"{metric}_ci_low")), finite(row.get(f"{metric}_ci_high"))
             tip = f"{selector} · {category}: {value:.3f}"
             if low is not None and high is not None:
                 tip += f" [{low:.2f}, {high:.2f}]"
@@ -223,23 +218,31 @@ def confusion(entry: Mapping[str, Any]) -> Markup:
                 "judge versus gold verdicts")
 
 
-def delta_forest(rows: Sequence[Mapping[str, Any]], metric: str) -> Markup:
-    """Forest plot: per category, B − A of `metric` with its paired CI around zero."""
-    items = [(str(r["category"]), r[metric]) for r in rows if r.get(metric)]
+def delta_forest(rows: Sequence[Mapping[str, Any]], metric: Metric) -> Markup:
+    """Forest plot: per category, B − A of `metric` with its paired CI around zero.
+
+    The side labelled "B better" is the metric's declared good side: the right for
+    higher-is-better metrics, the left for lower-is-better ones; colours follow the
+    compare record's verdict, which reads the same declaration.
+    """
+    items = [(str(r["category"]), r[metric.name]) for r in rows if r.get(metric.name)]
     if not items:
         return Markup('<p class="muted">no paired turns</p>')
-    spans = [abs(_n(c.get(k)) or 0) for _, c in items for k in ("ci_low", "ci_high", "mean_diff")]
+    spans = [abs(finite(c.get(k)) or 0) for _, c in items
+             for k in ("ci_low", "ci_high", "mean_diff")]
     reach = max([*spans, 0.1])
     left, width, row_h = 130, 320, 20
     height = 28 + row_h * len(items)
     zero = left + width / 2
+    upper_side, lower_side = ("B", "A") if metric.direction == "higher" else ("A", "B")
     body = [f'<line x1="{zero}" x2="{zero}" y1="14" y2="{height - 12}" stroke="#888"/>',
-            _text(left, 10, f"−{reach:.2f} (A better)", extra='fill="#666"'),
-            _text(left + width, 10, f"+{reach:.2f} (B better)", "end", 'fill="#666"')]
+            _text(left, 10, f"−{reach:.2f} ({lower_side} better)", extra='fill="#666"'),
+            _text(left + width, 10, f"+{reach:.2f} ({upper_side} better)", "end",
+                  'fill="#666"')]
     for index, (category, c) in enumerate(items):
         y = 24 + index * row_h
         body.append(_text(left - 6, y + 4, category, "end"))
-        mean, low, high = _n(c.get("mean_diff")), _n(c.get("ci_low")), _n(c.get("ci_high"))
+        mean, low, high = (finite(c.get(k)) for k in ("mean_diff", "ci_low", "ci_high"))
         if mean is None:
             body.append(_text(zero + 4, y + 4, "no pairs", extra='fill="#999"'))
             continue
@@ -251,4 +254,4 @@ def delta_forest(rows: Sequence[Mapping[str, Any]], metric: str) -> Markup:
         tip = f"{category}: {mean:+.3f} (n={c.get('n_pairs')}, {c.get('significance')})"
         body.append(f'<circle cx="{zero + mean / reach * width / 2:.1f}" cy="{y}" r="4" '
                     f'fill="{fill}"><title>{escape(tip)}</title></circle>')
-    return _svg(left + width + 20, height, body, f"change in {metric} per category")
+    return _svg(left + width + 20, height, body, f"change in {metric.label} per category")

@@ -10,11 +10,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memeval.log.folder import atomic_write_text, write_json
+from memeval.log import atomic_write_text, write_json
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
 from memeval.report._run import turn_payload
-from memeval.scoring.compare import COMPARE_METRICS, HEADLINE, compare_runs
+from memeval.scoring.catalog import BY_NAME, PRIMARY
+from memeval.scoring.compare import CATEGORY_METRICS, COMPARE_METRICS, compare_runs
 
 COMPARE_HTML = "compare.html"
 COMPARE_JSON = "compare.json"
@@ -66,7 +67,9 @@ def render_compare(run_a: Path | str, run_b: Path | str, out_dir: Path | str, *,
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / COMPARE_JSON, data)
     html = render("compare.html.j2", title=f"memeval compare · {a.run_dir.name} → "
-                  f"{b.run_dir.name}", data=data, metrics=COMPARE_METRICS,
+                  f"{b.run_dir.name}", data=data, metrics=[BY_NAME[m] for m in COMPARE_METRICS],
+                  category_metrics=[BY_NAME[m] for m in CATEGORY_METRICS],
+                  primary=BY_NAME[PRIMARY],
                   name_a=a.run_dir.name, name_b=b.run_dir.name,
                   problems=[*(f"A: {p}" for p in a.problems), *(f"B: {p}" for p in b.problems)],
                   versions=(b.config.get("versions") or {}),
@@ -80,7 +83,7 @@ def render_compare(run_a: Path | str, run_b: Path | str, out_dir: Path | str, *,
 def _forest(data: Mapping[str, Any]) -> list[Any]:
     from memeval.report._charts import delta_forest
 
-    return [delta_forest(p["by_category"], HEADLINE) for p in data["pairs"]]
+    return [delta_forest(p["by_category"], BY_NAME[PRIMARY]) for p in data["pairs"]]
 
 
 __all__ = ["COMPARE_HTML", "COMPARE_JSON", "render_compare"]

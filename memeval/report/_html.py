@@ -22,8 +22,7 @@ import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from memeval.jsonenc import refuse
-from memeval.scoring.summary import clean
+from memeval.jsonenc import json_safe, refuse
 
 # Forbids every fetch: no network, no frames, no forms, no base URL. Inline style and
 # script are the page's own; data: images are the only images allowed.
@@ -60,7 +59,7 @@ def script_json(data: Any) -> Markup:
 
 
 def _page_json(data: Any) -> str:
-    return json.dumps(visible_bidi(clean(data)), ensure_ascii=False, separators=(",", ":"),
+    return json.dumps(visible_bidi(json_safe(data)), ensure_ascii=False, separators=(",", ":"),
                       allow_nan=False, default=str)
 
 
@@ -73,7 +72,7 @@ def pack_json(data: Any) -> Markup:
     Base64 has no character that could close the block. The JSON is encoded and
     compressed piece by piece, never held whole; bidi controls are made visible in
     the encoded text (they can only occur inside its strings), and data holding
-    numpy values takes the slower path through `clean`. `mtime=0` keeps the page
+    numpy values takes the slower path through `json_safe`. `mtime=0` keeps the page
     byte-identical for identical data.
     """
     buffer = io.BytesIO()
@@ -81,7 +80,7 @@ def pack_json(data: Any) -> Markup:
         _gzip_json(data, buffer)
     except (TypeError, ValueError):  # numpy (or NaN the stdlib met): clean a copy first
         buffer = io.BytesIO()
-        _gzip_json(clean(data), buffer)
+        _gzip_json(json_safe(data), buffer)
     return Markup(json.dumps({"gz": base64.b64encode(buffer.getvalue()).decode("ascii")}))
 
 
@@ -119,7 +118,7 @@ _STDLIB = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
 def _encode(value: Any) -> bytes:
-    """`value` as compact UTF-8 JSON: orjson's, NaN as null (what `clean` makes of
+    """`value` as compact UTF-8 JSON: orjson's, NaN as null (what `json_safe` makes of
     it); what orjson refuses (a long integer, a key that is not text) the stdlib
     writes, raising what it raises (numpy, NaN) for `pack_json` to clean."""
     try:

@@ -10,14 +10,22 @@ summary is a problem to fix with `memeval report`, which rewrites it first.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from memeval.errors import MemevalError
-from memeval.log.folder import CONFIG_FILE, RESULTS_FILE, SUMMARY_FILE, count_rows, iter_results
-from memeval.log.row import TurnResult
+from memeval.log import (
+    RESULTS_FILE,
+    SUMMARY_FILE,
+    RunFolderError,
+    TurnResult,
+    count_rows,
+    iter_results,
+    read_config,
+    read_summary,
+)
 
 INVARIANTS_FILE = "invariants.json"
 
@@ -67,6 +75,20 @@ def _read_json(path: Path, problems: list[str]) -> Any:
         return None
 
 
+def _tolerant(read: Callable[[Path], dict[str, Any]], run_dir: Path,
+              problems: list[str]) -> dict[str, Any]:
+    """`read(run_dir)`, or `{}` with the reason among the problems (a missing file is
+    not one: the summary's absence is told below, a config is optional)."""
+    try:
+        return read(run_dir)
+    except RunFolderError as exc:
+        if not exc.missing:
+            name = exc.path.name if exc.path is not None else "a file"
+            problems.append(f"{name}: unreadable ({exc.__cause__ or exc}); delete it or "
+                            "rerun memeval run")
+        return {}
+
+
 def _invariants(path: Path, problems: list[str]) -> tuple[InvariantFailure, ...]:
     data = _read_json(path, problems)
     if data is None:
@@ -98,11 +120,9 @@ def load_run(run_dir: Path, *, rows: int | None = None) -> RunData:
     if rows is None:
         rows = count_rows(run_dir)
     problems: list[str] = []
-    config = _read_json(run_dir / CONFIG_FILE, problems)
-    if not isinstance(config, dict):
-        config = {}
-    summary = _read_json(run_dir / SUMMARY_FILE, problems)
-    if not isinstance(summary, dict) or summary.get("rows") != rows:
+    config = _tolerant(read_config, run_dir, problems)
+    summary = _tolerant(read_summary, run_dir, problems)
+    if summary.get("rows") != rows:
         # A summary of other rows would contradict the table: show none rather than that.
         problems.append(f"{SUMMARY_FILE} is missing or does not match {RESULTS_FILE} "
                         f"({rows} rows); run `memeval report {run_dir}` to rebuild it")

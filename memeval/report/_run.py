@@ -7,15 +7,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memeval.log.folder import INCOMPLETE_MARKER, REPORT_FILE, atomic_write_text
-from memeval.log.row import TurnResult
+from memeval.log import INCOMPLETE_MARKER, REPORT_FILE, TurnResult, atomic_write_text
 from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
 from memeval.report._turns import OUTCOME_TAGS, TurnViews, score_index
+from memeval.scoring.catalog import CATALOG, Metric
 
-SUMMARY_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm",
-                                    "false_positives", "surfaced_bytes")
+# The run page's table: the headline metrics, then what a turn costs (counts).
+SUMMARY_METRICS: tuple[Metric, ...] = tuple(m for m in CATALOG if m.per_turn and
+                                            (m.headline or m.kind == "count"))
 
 
 def turn_payload(results: Iterable[TurnResult] | TurnViews,
@@ -214,3 +215,15 @@ def render_run(run_dir: Path | str, *, flag_incomplete: bool = False,
     target = data.run_dir / REPORT_FILE
     atomic_write_text(target, html)
     return target
+
+
+class RunPage:
+    """`index.html` as the page a run writes beside its summary: its turn views are
+    gathered while the rows are written (`gather`), and rendered once the summary
+    exists (`write`). What the CLI and the pytest plugin hand to `evaluate`."""
+
+    def gather(self) -> TurnViews:
+        return TurnViews()
+
+    def write(self, run_dir: Path, gathered: TurnViews, *, flag_incomplete: bool) -> Path:
+        return render_run(run_dir, flag_incomplete=flag_incomplete, views=gathered)

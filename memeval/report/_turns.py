@@ -12,13 +12,13 @@ Everything here is data; the page renders it with `textContent` only.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memeval.jsonenc import finite
 from memeval.judges.base import Judgement
 from memeval.labels import memory_key
-from memeval.log.row import TurnResult, relative_header
+from memeval.log import RecordedTurn, SearchedDir, TurnResult, relative_header
 from memeval.session import render_system_reminder
 
 # Filter tags of a turn, in the order the outcome menu lists them.
@@ -67,10 +67,8 @@ class ListTable:
 
 
 def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    number = float(value)
-    return None if math.isnan(number) else round(number, 4)
+    number = finite(value)
+    return None if number is None else round(number, 4)
 
 
 def outcome_tags(score: Mapping[str, Any], result: TurnResult) -> list[str]:
@@ -150,33 +148,31 @@ class _Tables:
         return view
 
 
-def _dir_view(d: Mapping[str, Any], tables: _Tables) -> dict[str, Any]:
+def _dir_view(d: SearchedDir, tables: _Tables) -> dict[str, Any]:
     strings = tables.strings
-    scope = str(d.get("scope", "project"))
     view: dict[str, Any] = {
-        "scope": scope,
-        "called": bool(d.get("called")),
-        "err": d.get("error"),
-        "scanned": d.get("scanned"),
-        "raw": strings.ref(d.get("raw_output")) if d.get("raw_output") else None,
-        "names": [str(n) for n in d.get("raw_names") or []],
-        "invalid": [[str(i.get("name")), str(i.get("reason"))] for i in d.get("invalid") or []],
+        "scope": d.scope,
+        "called": d.called,
+        "err": d.error,
+        "scanned": d.scanned,
+        "raw": strings.ref(d.raw_output) if d.raw_output else None,
+        "names": [str(n) for n in d.raw_names],
+        "invalid": [[str(i.get("name")), str(i.get("reason"))] for i in d.invalid],
     }
-    view.update(tables.manifest(scope, str(d.get("manifest") or ""), d.get("candidates") or []))
+    view.update(tables.manifest(d.scope, d.manifest, d.candidates))
     return view
 
 
-def _shown(record: Mapping[str, Any], strings: StringTable, root: str) -> list[dict[str, Any]]:
+def _shown(record: RecordedTurn, strings: StringTable, root: str) -> list[dict[str, Any]]:
     """What reached the model (or would have, for a discarded turn), exactly as sent
     but for the session's temporary root, cut from the paths as the stored row has it
     (`root` is empty for a row read back, set for one met as it was written)."""
     out = []
-    for discarded, name in ((False, "surfaced"), (True, "discarded")):
-        for memory in record.get(name) or []:
-            text = render_system_reminder(relative_header(memory.get("header", ""), root),
-                                          memory.get("content", ""))
-            out.append({"key": memory.get("key"), "rem": strings.ref(text),
-                        "trunc": bool(memory.get("truncated")), "disc": discarded})
+    for discarded, memories in ((False, record.surfaced), (True, record.discarded)):
+        for memory in memories:
+            text = render_system_reminder(relative_header(memory.header, root), memory.content)
+            out.append({"key": memory.key, "rem": strings.ref(text),
+                        "trunc": bool(memory.truncated), "disc": discarded})
     return out
 
 
@@ -216,10 +212,8 @@ def _judge_view(evidence: Mapping[str, Any], score: Mapping[str, Any], discarded
 def _cost(value: Any) -> float | None:
     """A turn's cost in USD; None when it is unknown (it was not a finite number, and
     was stored as null)."""
-    if value is None:
-        return None
-    cost = float(value or 0)
-    return round(cost, 6) if math.isfinite(cost) else None
+    cost = finite(value)
+    return None if cost is None else round(cost, 6)
 
 
 def _usage(usage: Any) -> dict[str, Any]:
@@ -276,16 +270,14 @@ class TurnViews:
             "sel": result.selector, "rep": result.repeat, "cat": result.category,
             "q": strings.ref(result.query),
             "why": strings.ref(result.why) if result.why else None,
-            "tools": [str(t) for t in record.get("recent_tools") or []],
+            "tools": [str(t) for t in record.recent_tools],
             "events": [[str(e.get("tool")), bool(e.get("ok")), e.get("path")]
-                       for e in record.get("tool_events") or []],
-            "mentions": [str(m.get("agent_type") or m.get("raw")) for m in
-                         record.get("mentions") or []],
+                       for e in record.tool_events],
+            "mentions": [str(m.get("agent_type") or m.get("raw")) for m in record.mentions],
             "rel": list(result.relevant), "acc": list(result.acceptable),
-            "dirs": [_dir_view(d, self.tables) for d in record.get("dirs") or []],
-            "picked": [str(p.get("key")) for p in record.get("picked") or []],
-            "dropped": [[str(d.get("name")), str(d.get("reason"))]
-                        for d in record.get("dropped") or []],
+            "dirs": [_dir_view(d, self.tables) for d in record.dirs],
+            "picked": [str(p.get("key")) for p in record.picked],
+            "dropped": [[str(d.get("name")), str(d.get("reason"))] for d in record.dropped],
             "sel_keys": list(result.selected),
             "shown": _shown(record, strings, result.root),
             "skip": result.skipped,

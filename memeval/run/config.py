@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 DEFAULT_SELECTORS: tuple[str, ...] = ("bm25", "recency", "oracle")
 DEFAULT_JUDGES: tuple[str, ...] = ("gold",)
-CompatName = Literal["faithful", "hardened"]
+# A compat spec: a preset (`faithful`, `hardened`) and its switches (`memeval.session.Compat`).
+CompatName = str
 History = Literal["gold", "own"]
 
 

@@ -13,14 +13,11 @@ evaluates a written turn twice.
 
 from __future__ import annotations
 
-import gc
 import itertools
-import json
 import os
 import platform
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,15 +29,19 @@ from memeval import __version__
 from memeval.errors import MemevalError
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
-from memeval.log.folder import (
+from memeval.log import (
     CONFIG_FILE,
     RESULTS_FILE,
     SUMMARY_FILE,
     ResultsWriter,
+    RowSink,
+    RunFolderError,
+    TurnResult,
     iter_results,
+    read_config,
+    read_summary,
     write_json,
 )
-from memeval.log.row import TurnResult
 from memeval.run.config import RunConfig
 from memeval.run.interrupt import RunInterrupted, stop_on_signals
 from memeval.run.play import Unit, carries_state, run_coroutine
@@ -51,6 +52,7 @@ from memeval.scenarios.subset import select_turns
 from memeval.scoring.summary import SummaryPass
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
+from memeval.session import Compat
 
 if TYPE_CHECKING:
     from memeval.llm.access import ModelAccess
@@ -84,14 +86,19 @@ def plan_units(scenarios: Iterable[Scenario], config: RunConfig,
         remembers: whether a selector spec keeps state across turns (its gold-history
             turns then run in order, a unit per stretch between compactions).
         split: cut sessions into units at all; False gives one unit per session.
+            Sessions are cut at compactions only where compaction forgets everything
+            (`compaction=clear`).
     """
+    # A compaction that restores files carries state over, so a session is cut there
+    # only when compaction forgets everything.
+    cut_at_compactions = split and Compat.from_spec(config.compat).compaction == "clear"
     units = []
     for scenario in scenarios:
         for repeat in range(config.repeats):
             pieces = [Unit(scenario, spec, repeat, start, stop)
                       for spec in config.selectors
                       for start, stop in _pieces(scenario, split and config.history == "gold"
-                                                 and not remembers(spec), split)]
+                                                 and not remembers(spec), cut_at_compactions)]
             units += sorted(pieces, key=lambda u: u.start)  # stable: selectors keep order
     return units if shard is None else [u for u in units if shard.owns(u.key)]
 
@@ -129,29 +136,43 @@ def run_config_record(config: RunConfig, selectors: Sequence[Selector],
     }
 
 
+class Page(Protocol):
+    """A view of a run folder made from its rows and its summary (the report's
+    `index.html`, `memeval.report.RunPage`). The caller picks it, so the engine never
+    imports the report; its views are gathered while the rows are written, so the
+    page costs no second read of `results.jsonl`."""
+
+    def gather(self) -> RowSink:
+        """An empty collector of what the page needs of each row."""
+        ...
+
+    def write(self, run_dir: Path, gathered: Any, *, flag_incomplete: bool) -> Path:
+        """Write the page from `gathered` (every row of the folder) and the summary."""
+        ...
+
+
 class RowDigest:
-    """What `summary.json` and the report need of a run's rows, gathered in one pass
-    that keeps no row: the summary's inputs (`SummaryPass`) and the report's turn
-    views (`TurnViews`). A run gathers its rows as they are written, so finishing
-    it does not read `results.jsonl` back; `of_folder` reads a folder's rows instead
-    (a resumed run's earlier rows, a rebuild, a merge)."""
+    """What `summary.json` (and the page, when there is one) need of a run's rows,
+    gathered in one pass that keeps no row. A run gathers its rows as they are
+    written, so finishing it does not read `results.jsonl` back; `of_folder` reads a
+    folder's rows instead (a resumed run's earlier rows, a rebuild, a merge)."""
 
-    def __init__(self) -> None:
-        from memeval.report import TurnViews
-
-        self.inputs, self.views = SummaryPass(), TurnViews()
+    def __init__(self, page: Page | None = None) -> None:
+        self.inputs = SummaryPass()
+        self.page = page
+        self.views = None if page is None else page.gather()
 
     def add(self, result: TurnResult) -> None:
         self.inputs.add(result)
-        self.views.add(result)
+        if self.views is not None:
+            self.views.add(result)
 
     @classmethod
-    def of_folder(cls, run_dir: Path) -> RowDigest:
+    def of_folder(cls, run_dir: Path, page: Page | None = None) -> RowDigest:
         """Every row of a run folder, in file order."""
-        digest = cls()
-        with collector_paused():
-            for result in iter_results(run_dir):
-                digest.add(result)
+        digest = cls(page)
+        for result in iter_results(run_dir):
+            digest.add(result)
         return digest
 
 
@@ -163,15 +184,18 @@ class Summarizer(Protocol):
 
 
 def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
-             finish: Summarizer | None = None, shard: Shard | None = None,
-             retry_errors: bool = False, say: Callable[[str], None] | None = None) -> RunOutcome:
+             page: Page | None = None, finish: Summarizer | None = None,
+             shard: Shard | None = None, retry_errors: bool = False,
+             say: Callable[[str], None] | None = None) -> RunOutcome:
     """Run (or resume) the evaluation described by `config` into `run_dir`.
 
     Args:
         config: what to run.
         run_dir: the run folder; rows already in it for the same config are kept.
         progress: show a progress bar over turns.
-        finish: builds `summary.json` and the report from the folder, extra run
+        page: the page to write beside the summary (`memeval.report.RunPage()`);
+            None writes none.
+        finish: builds `summary.json` (and the page) from the folder, extra run
             facts and the rows' digest (defaults to `finish_run`).
         shard: run only this share of the units (see `memeval.run.shards`).
         retry_errors: run again the finished sessions that had a selector or judge
@@ -179,14 +203,6 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         say: told, before any call, how many calls each model endpoint gets at once
             and why (the CLI prints it).
     """
-    with heap_frozen():
-        return _evaluate(config, run_dir, progress=progress, finish=finish, shard=shard,
-                         retry_errors=retry_errors, say=say)
-
-
-def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
-              finish: Summarizer | None, shard: Shard | None,
-              retry_errors: bool, say: Callable[[str], None] | None) -> RunOutcome:
     loaded = load_many(config.scenarios)
     scenario_errors = tuple(str(error) for error in loaded.errors)
     if not loaded.scenarios:
@@ -207,8 +223,8 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
     models = _open_models(config, [*selectors, *judges], notes.append)
     try:
         return _run(config, run_dir, scenarios, scenario_errors, selectors, judges, models,
-                    progress=progress, finish=finish, shard=shard, retry_errors=retry_errors,
-                    notes=notes, say=say or (lambda _: None))
+                    progress=progress, page=page, finish=finish, shard=shard,
+                    retry_errors=retry_errors, notes=notes, say=say or (lambda _: None))
     finally:
         if models is not None:
             models.close()
@@ -217,7 +233,7 @@ def _evaluate(config: RunConfig, run_dir: Path, *, progress: bool,
 def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
          scenario_errors: tuple[str, ...], selectors: Sequence[Selector],
          judges: Sequence[Judge], models: ModelAccess | None, *, progress: bool,
-         finish: Summarizer | None, shard: Shard | None, retry_errors: bool,
+         page: Page | None, finish: Summarizer | None, shard: Shard | None, retry_errors: bool,
          notes: Sequence[str], say: Callable[[str], None]) -> RunOutcome:
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_resumable(run_dir, config, shard)
@@ -240,7 +256,7 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
         failures = UnitFailures()
         # The rows kept from an earlier run first, then each unit's as it is written:
         # the file's order, so the summary and report are those a rebuild makes.
-        digest = RowDigest.of_folder(run_dir)
+        digest = RowDigest.of_folder(run_dir, page)
 
         def write(_unit: Unit, rows: list[TurnResult]) -> None:
             for result in writer.append_unit(rows):
@@ -305,9 +321,9 @@ def _check_resumable(run_dir: Path, config: RunConfig, shard: Shard | None) -> N
     if not previous.exists() or not (run_dir / RESULTS_FILE).exists():
         return
     try:
-        record = json.loads(previous.read_text())
+        record = read_config(run_dir)
         old = (record.get("fingerprint"), record.get("shard"))
-    except (OSError, json.JSONDecodeError, AttributeError):
+    except RunFolderError:
         old = None
     if old != (config.fingerprint(), None if shard is None else [shard.index, shard.count]):
         raise MemevalError(
@@ -317,74 +333,42 @@ def _check_resumable(run_dir: Path, config: RunConfig, shard: Shard | None) -> N
 
 
 def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
-               flag_incomplete: bool = False, digest: RowDigest | None = None) -> dict[str, Any]:
-    """Write `summary.json` from the rows, then `index.html` from both.
+               flag_incomplete: bool = False, digest: RowDigest | None = None,
+               page: Page | None = None) -> dict[str, Any]:
+    """Write `summary.json` from the rows, then the digest's page (if any) from both.
 
     Args:
         run_dir: the run folder.
         extra: run facts that are not in the rows (the model door's budget state).
         flag_incomplete: warn on the page when the folder is marked unfinished.
-        digest: every row of the folder, gathered as they were written; by default
-            the rows are read from the folder (one read serves both files).
+        digest: every row of the folder, gathered as they were written, with the page
+            it gathered for; by default the rows are read from the folder for `page`.
+        page: the page to write when there is no digest.
     """
-    from memeval.report import render_run
-
     if digest is None:
-        digest = RowDigest.of_folder(run_dir)
+        digest = RowDigest.of_folder(run_dir, page)
     summary = digest.inputs.summary(run_dir=run_dir)
     summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)
-    render_run(run_dir, flag_incomplete=flag_incomplete, views=digest.views)
+    if digest.page is not None:
+        digest.page.write(run_dir, digest.views, flag_incomplete=flag_incomplete)
     return summary
-
-
-@contextmanager
-def heap_frozen() -> Iterator[None]:
-    """What the process held before the run (imported libraries, whatever the caller
-    keeps) out of the cycle collector's sight while the run lasts: a full collection
-    otherwise rescans every object of pandas, numpy and the model SDKs (tens of
-    milliseconds, a few times a run) for garbage that is not there. Given back after;
-    a process that froze its heap itself is left as it is. The freeze is the
-    process's: runs in several threads at once share one, the first to end thaws it
-    (their results are the same either way, only the collector's work differs)."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cycle collector off for a block that builds a large table and frees
-    rows by reference count alone: every collection would rescan the growing table for
-    cycles it does not have (a third of reading the rows back)."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 RUN_FACTS = ("llm", "unit_errors")  # summary keys that come from the run, not the rows
 
 
-def rebuild_run(run_dir: Path) -> dict[str, Any]:
+def rebuild_run(run_dir: Path, page: Page | None = None) -> dict[str, Any]:
     """`finish_run` again on a folder, keeping the run facts of its last summary."""
     if not (run_dir / RESULTS_FILE).exists():
         raise MemevalError(f"{run_dir}: no {RESULTS_FILE}; pass a folder written by "
                            "`memeval run --out DIR`")
     try:
-        old = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        old = read_summary(run_dir)
+    except RunFolderError:  # a missing or broken summary has no run facts to keep
         old = {}
-    extra = {k: old[k] for k in RUN_FACTS if isinstance(old, dict) and k in old}
-    return finish_run(run_dir, extra, flag_incomplete=True)
+    extra = {k: old[k] for k in RUN_FACTS if k in old}
+    return finish_run(run_dir, extra, flag_incomplete=True, page=page)
 
 
 def model_components(components: Iterable[Any]) -> list[Any]:
@@ -486,6 +470,6 @@ def timestamped_run_dir(reports_dir: Path) -> Path:
 
 
 __all__ = [
-    "RowDigest", "RunOutcome", "evaluate", "finish_run", "plan_units", "run_config_record",
+    "Page", "RowDigest", "RunOutcome", "evaluate", "finish_run", "plan_units", "run_config_record",
     "timestamped_run_dir", "uses_model",
 ]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memeval.judges.base import Judge
-from memeval.log.row import TurnResult
+from memeval.log import TurnResult
 from memeval.run.config import RunConfig
 from memeval.run.interrupt import StopRequested
 from memeval.run.play import Unit, World, build_selector, carries_state, play_unit

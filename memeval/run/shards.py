@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memeval.errors import MemevalError
-from memeval.log.folder import (
+from memeval.log import (
     CONFIG_FILE,
     INCOMPLETE_MARKER,
     RESULTS_FILE,

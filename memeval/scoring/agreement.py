@@ -19,12 +19,12 @@ import numpy as np
 
 from memeval.errors import MemevalError
 from memeval.judges.base import Judgement
+from memeval.scoring.catalog import CONFIDENCE
 
 if TYPE_CHECKING:  # pandas and scipy load on first use: every row read imports this package
     import pandas as pd
 
 CATEGORIES: tuple[str, ...] = ("relevant", "acceptable", "irrelevant")  # unscored is left out
-CONFIDENCE = 0.95
 N_RESAMPLES = 2000
 SEED = 0
 
@@ -190,7 +190,7 @@ def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
     confusion = pd.DataFrame(counts, index=pd.Index(CATEGORIES, name=_judge_name(turns_a)),
                              columns=pd.Index(CATEGORIES, name=_judge_name(turns_b)))
     n = int(codes_a.size)
-    kappa = _kappa_codes(codes_a, codes_b, k)
+    kappa = cohens_kappa(kept["verdict_a"].tolist(), kept["verdict_b"].tolist())
     observed = float(np.mean(codes_a == codes_b)) if n else math.nan
     turn_ids = kept["turn"].to_numpy(dtype=int)
     n_turns = int(np.unique(turn_ids).size)
@@ -214,7 +214,7 @@ def agreement(turns_a: Sequence[Judgement], turns_b: Sequence[Judgement], *,
                                      confidence_level=confidence,
                                      **bootstrap_seed(seed))
         # Resamples where κ is undefined (one verdict only) are skipped, not counted as 0;
-        # as in metrics.mean_ci, the interval is widened to hold its own estimate.
+        # as in stats._two_sided, the interval is widened to hold its own estimate.
         tail = (1 - confidence) / 2 * 100
         for name, row, point in (("kappa", 0, kappa), ("observed", 1, observed)):
             dist = result.bootstrap_distribution[row]

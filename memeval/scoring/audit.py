@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memeval.errors import MemevalError
-from memeval.log.folder import read_results
-from memeval.log.row import TurnResult
+from memeval.log import TurnResult, read_results
 
 
 @dataclass(frozen=True)

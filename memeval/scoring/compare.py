@@ -20,15 +20,16 @@ from typing import Any
 import pandas as pd
 
 from memeval.errors import MemevalError
-from memeval.log.folder import SUMMARY_FILE
+from memeval.jsonenc import json_safe
+from memeval.log import SUMMARY_FILE
+from memeval.scoring.catalog import BY_NAME, HEADLINE, PER_TURN, PRIMARY
 from memeval.scoring.metrics import paired_compare
 from memeval.scoring.stats import holm
-from memeval.scoring.summary import clean
 
-COMPARE_METRICS: tuple[str, ...] = ("f1", "precision", "recall", "exact_match", "false_alarm")
-HEADLINE = "f1"
-NUMERIC = ("precision", "recall", "f1", "exact_match", "false_alarm", "false_positives",
-           "surfaced_bytes")
+# What is compared, and which way is better, comes from the declarations (catalog).
+COMPARE_METRICS: tuple[str, ...] = (PRIMARY, *(m for m in HEADLINE if m != PRIMARY))
+CATEGORY_METRICS: tuple[str, ...] = tuple(m for m in COMPARE_METRICS
+                                          if BY_NAME[m].kind == "ratio")
 
 
 class RunInputError(MemevalError):
@@ -61,7 +62,7 @@ def per_turn_table(path: Path) -> pd.DataFrame:
         raise RunInputError(f"{path}: no per-turn scores of this memeval version; rebuild "
                             "them with `memeval report RUN_DIR`")
     frame = pd.DataFrame(rows)
-    for column in NUMERIC:
+    for column in PER_TURN:
         if column in frame.columns:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
     if "selected" in frame.columns:
@@ -109,16 +110,6 @@ def common_judge(a: pd.DataFrame, b: pd.DataFrame, preferred: Sequence[str | Non
     return next((j for j in preferred if j in common), sorted(common)[0])
 
 
-def significance(low: float, high: float) -> str:
-    if math.isnan(low) or math.isnan(high):
-        return "undetermined"
-    if low > 0:
-        return "better"
-    if high < 0:
-        return "worse"
-    return "no clear difference"
-
-
 def comparison(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str) -> dict[str, Any]:
     """B − A on `metric` over the turns both scored."""
     # paired_compare gives first − second: B first, so a positive delta means B gained.
@@ -126,7 +117,10 @@ def comparison(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str) -> dic
     for x, y in (("mean_a", "mean_b"), ("selector_a", "selector_b"), ("a_only", "b_only"),
                  ("unmatched_a", "unmatched_b")):
         result[x], result[y] = result[y], result[x]
-    result["significance"] = significance(result["ci_low"], result["ci_high"])
+    declared = BY_NAME[metric]
+    # better / worse by the metric's declared direction: fewer false alarms is a gain
+    result["significance"] = declared.verdict(result["ci_low"], result["ci_high"])
+    result["direction"] = declared.direction
     # The power warning answers "could a real difference hide in this null result?";
     # once the interval excludes 0 the difference was detected, so it would only confuse.
     result["power_warning"] = bool(result["underpowered"]) and \
@@ -139,21 +133,21 @@ def _per_turn(frame: pd.DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     for (scenario, turn_id), group in frame.groupby(["scenario", "turn_id"], sort=True):
         out[(str(scenario), str(turn_id))] = {
             "category": str(group["category"].iloc[0]),
-            "f1": float(group["f1"].mean()) if group["f1"].notna().any() else math.nan,
+            PRIMARY: float(group[PRIMARY].mean()) if group[PRIMARY].notna().any() else math.nan,
             "selected": sorted({k for s in group["selected"] for k in s}),
         }
     return out
 
 
 def changes(frame_a: pd.DataFrame, frame_b: pd.DataFrame) -> dict[str, Any]:
-    """Turns B won or lost on F1, and turns where only the picks changed."""
+    """Turns B won or lost on the primary metric, and turns where only the picks changed."""
     turns_a, turns_b = _per_turn(frame_a), _per_turn(frame_b)
     won, lost, reselected = [], [], 0
     for key in sorted(set(turns_a) & set(turns_b)):
         a, b = turns_a[key], turns_b[key]
-        delta = b["f1"] - a["f1"]
+        delta = BY_NAME[PRIMARY].sign * (b[PRIMARY] - a[PRIMARY])  # > 0: B gained
         item = {"scenario": key[0], "turn_id": key[1], "category": b["category"],
-                "f1_a": a["f1"], "f1_b": b["f1"], "delta": delta,
+                f"{PRIMARY}_a": a[PRIMARY], f"{PRIMARY}_b": b[PRIMARY], "delta": delta,
                 "selected_a": a["selected"], "selected_b": b["selected"]}
         if delta > 1e-9:
             won.append(item)
@@ -189,17 +183,17 @@ def compare_tables(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *,
         categories = sorted(set(fa["category"]) | set(fb["category"]))
         by_category = [{"category": c, **{m: comparison(fa[fa["category"] == c],
                                                         fb[fb["category"] == c], m)
-                                          for m in (HEADLINE, "precision", "recall")}}
+                                          for m in CATEGORY_METRICS}}
                        for c in categories]
-        adjusted = holm([row[HEADLINE]["p_value"] for row in by_category])
+        adjusted = holm([row[PRIMARY]["p_value"] for row in by_category])
         for row, p in zip(by_category, adjusted, strict=True):
-            row[HEADLINE]["p_holm"] = p
+            row[PRIMARY]["p_holm"] = p
         out_pairs.append({"selector_a": sel_a, "selector_b": sel_b,
                           "overall": {m: comparison(fa, fb, m) for m in COMPARE_METRICS},
                           "by_category": by_category, **changes(fa, fb)})
-    return clean({"judge": judge, "metric": HEADLINE, "pairs": out_pairs,
-                  "warnings": [f"{p['selector_b']}: {p['overall'][HEADLINE]['warning']}"
-                               for p in out_pairs if p["overall"][HEADLINE]["power_warning"]]})
+    return json_safe({"judge": judge, "metric": PRIMARY, "pairs": out_pairs,
+                  "warnings": [f"{p['selector_b']}: {p['overall'][PRIMARY]['warning']}"
+                               for p in out_pairs if p["overall"][PRIMARY]["power_warning"]]})
 
 
 def compare_runs(run_a: Path, run_b: Path, *,
@@ -211,10 +205,5 @@ def compare_runs(run_a: Path, run_b: Path, *,
     return {"run_a": str(run_a), "run_b": str(run_b), **data}
 
 
-def as_float(value: Any) -> float:
-    """A JSON number or null as a float (null → NaN), for views of a compare record."""
-    return math.nan if value is None else float(value)
-
-
-__all__ = ["COMPARE_METRICS", "HEADLINE", "RunInputError", "compare_runs", "compare_tables",
+__all__ = ["CATEGORY_METRICS", "COMPARE_METRICS", "RunInputError", "compare_runs", "compare_tables",
            "load_summary", "pair_selectors", "parse_pairs", "per_turn_table"]

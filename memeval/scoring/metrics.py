@@ -39,29 +39,25 @@ from scipy import optimize, special, stats
 from memeval.errors import INVALID_OUTPUT, MemevalError
 from memeval.memdir import MAX_SURFACED_PER_TURN
 from memeval.scoring.answers import answer_surfaced
+from memeval.scoring.catalog import PER_TURN, POOLED, WILSON
 from memeval.scoring.stats import (
     CONFIDENCE,
     N_RESAMPLES,
     SEED,
-    Estimate,
-    cluster_mean_ci,
-    cluster_ratio_cis,
-    wilson_ci,
+    Interval,
+    cluster_bootstrap_ratios,
+    paired_cluster_bootstrap,
+    wilson_interval,
 )
 
 if TYPE_CHECKING:
-    from memeval.log.row import TurnResult
+    from memeval.log import TurnResult
 
 CAP = MAX_SURFACED_PER_TURN  # caps the recall denominator: five relevant fill a turn
 POWER = 0.8
 
 Outcome = Literal["abstained", "false_alarm", "miss", "partial", "exact", "unscored"]
 
-METRICS: tuple[str, ...] = (
-    "precision", "recall", "f1", "exact_match", "false_alarm", "answer_surfaced",
-    "false_positives", "surfaced_bytes",
-)
-PROPORTIONS: tuple[str, ...] = ("exact_match", "false_alarm", "answer_surfaced")  # Wilson
 ID_COLUMNS: tuple[str, ...] = ("scenario", "turn_id", "category", "selector", "repeat")
 REQUIRED_COLUMNS: tuple[str, ...] = ("turn_id", "selected", "relevant")
 # Defaults for optional input columns; `selected_keys` is accepted for `selected`.
@@ -206,8 +202,7 @@ def _present(value: Any) -> bool:
 
 TURN_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS, "judge", "history", "selected", "relevant", "acceptable", "covered",
-    "answer_surfaced",
-    "surfaced_bytes",
+    *(m for m in PER_TURN if m not in TurnMetrics.__dataclass_fields__),
     "selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
     "scored", "unscored_reason",
     *TurnMetrics.__dataclass_fields__,
@@ -263,10 +258,10 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
     if not out:
         return pd.DataFrame(columns=list(TURN_COLUMNS))
     frame = pd.DataFrame(out)
-    frame["surfaced_bytes"] = pd.to_numeric(frame["surfaced_bytes"]).fillna(0)
-    for column in ("precision", "recall", "f1", "exact_match", "false_alarm", "false_positives",
-                   "answer_surfaced"):
-        frame[column] = frame[column].astype(float)
+    frame["surfaced_bytes"] = pd.to_numeric(frame["surfaced_bytes"]).fillna(0)  # every turn
+    for column in PER_TURN:
+        if column != "surfaced_bytes":  # undefined on some turns: NaN, so float
+            frame[column] = frame[column].astype(float)
     return frame
 
 
@@ -313,23 +308,13 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         "judge_error": judgement.error, "unscored": unscored,
         "skipped": result.skipped, "discarded": result.discarded,
         "answer_surfaced": math.nan if result.answer is None else float(answer_surfaced(
-            result.answer, (m.get("content", "") for m in (
-                result.record.get("surfaced") or result.record.get("discarded") or ())))),
+            result.answer, (m.content for m in result.record.delivered))),
     }
 
 
 def score_results(results: Iterable[TurnResult]) -> pd.DataFrame:
     """The scored table of a run: one row per turn × selector × repeat × judge."""
     return per_turn_frame([judged_input(r, judge) for r in results for judge in r.judgements])
-
-
-def mean_ci(values: Sequence[float] | np.ndarray, *, confidence: float = CONFIDENCE,
-            n_resamples: int = N_RESAMPLES, seed: int = SEED) -> tuple[float, float, float]:
-    """Mean and bootstrap CI of independent values (each its own cluster)."""
-    values = np.asarray(values, dtype=float)
-    est = cluster_mean_ci(values, range(values.size), confidence=confidence,
-                          n_resamples=n_resamples, seed=seed)
-    return est.value, est.low, est.high
 
 
 # -- aggregates -------------------------------------------------------------------------
@@ -362,13 +347,13 @@ def _reasons(frame: pd.DataFrame) -> dict[str, int]:
     return {str(k): int(v) for k, v in counts.items()}
 
 
-def _put(row: dict[str, Any], name: str, est: Estimate) -> None:
+def _put(row: dict[str, Any], name: str, est: Interval) -> None:
     row.update({name: est.value, f"{name}_ci_low": est.low, f"{name}_ci_high": est.high,
                 f"{name}_n": est.n, f"{name}_n_clusters": est.n_clusters})
 
 
 def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", "scenario"), *,
-              metrics: Sequence[str] = METRICS, confidence: float = CONFIDENCE,
+              metrics: Sequence[str] = PER_TURN, confidence: float = CONFIDENCE,
               n_resamples: int = N_RESAMPLES, seed: int = SEED) -> pd.DataFrame:
     """Each metric per group, with its n, n_clusters and interval.
 
@@ -397,7 +382,7 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
     columns = [*by, "n_turns", "n_scored", "unscored", "unscored_reasons", "n_clusters",
                "selector_error_rate", "judge_error_rate", "error_rate",
                "selector_invalid_output_rate", "judge_invalid_output_rate"]
-    for m in [*metrics, "micro_precision", "micro_recall"]:
+    for m in [*metrics, *POOLED]:
         columns += [m, f"{m}_ci_low", f"{m}_ci_high", f"{m}_n", f"{m}_n_clusters"]
     if frame.empty:
         return pd.DataFrame(columns=columns)
@@ -421,7 +406,7 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
     column = {c: turns[c].to_numpy(dtype=float)
               for c in {*metrics, *flags, "scored", "hits", "judged", "recalled", "capped"}}
     scenarios = turns["scenario"].tolist() if "scenario" in turns else None
-    intervals = [m not in PROPORTIONS for m in metrics] + [True, True]  # Wilson's instead
+    intervals = [m not in WILSON for m in metrics] + [True, True]  # Wilson's instead
     options = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
     out = []
     for key, rows in zip(keys, members, strict=True):
@@ -444,12 +429,12 @@ def aggregate(frame: pd.DataFrame, by: Sequence[str] = ("selector", "category", 
         numerators = [*values, column["hits"][rows], column["recalled"][rows]]
         denominators = [*(np.where(np.isnan(v), np.nan, 1.0) for v in values),
                         column["judged"][rows], column["capped"][rows]]
-        found = cluster_ratio_cis(numerators, denominators, clusters, intervals=intervals,
+        found = cluster_bootstrap_ratios(numerators, denominators, clusters, intervals=intervals,
                                   **options)
         for m, v, est in zip(metrics, values, found, strict=False):
-            if m in PROPORTIONS:
-                low, high = wilson_ci(np.nansum(v), est.n, confidence=confidence)
-                est = Estimate(est.value, low, high, est.n, est.n_clusters)
+            if m in WILSON:
+                bounds = wilson_interval(round(np.nansum(v)), est.n, confidence=confidence)
+                est = Interval(est.value, bounds.low, bounds.high, est.n, est.n_clusters)
             _put(row, m, est)
         _put(row, "micro_precision", found[-2])
         _put(row, "micro_recall", found[-1])
@@ -556,6 +541,26 @@ def _selector_name(frame: pd.DataFrame) -> str:
     return names[0] if len(names) == 1 else ",".join(names)
 
 
+def paired_turns(frame_a: pd.DataFrame, frame_b: pd.DataFrame,
+                 metrics: Sequence[str]) -> pd.DataFrame:
+    """The turns both frames hold, repeats averaged: `scenario`, `turn_id`, `<m>_a`, `<m>_b`.
+
+    The one pairing rule of compare, gate and calibration: turns match on
+    (`scenario`, `turn_id`); a value stays NaN where a side left the metric undefined.
+    """
+    keys = ["scenario", "turn_id"]
+
+    def turns(frame: pd.DataFrame) -> pd.DataFrame:
+        if frame.empty:
+            return pd.DataFrame(columns=[*keys, *metrics])
+        table = frame[[*keys, *metrics]].copy()
+        for m in metrics:
+            table[m] = table[m].astype(float)
+        return table.groupby(keys, sort=True).mean().reset_index()
+
+    return turns(frame_a).merge(turns(frame_b), on=keys, how="inner", suffixes=("_a", "_b"))
+
+
 def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "f1", *,
                    confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
                    seed: int = SEED, power: float = POWER) -> PairedComparison:
@@ -581,31 +586,18 @@ def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "
         if missing and not frame.empty:
             raise MemevalError(f"paired_compare: frame {name} lacks {', '.join(missing)}; "
                                "pass per_turn_frame(...) output")
-    keys = ["scenario", "turn_id"]
-    metrics = sorted({metric, "exact_match"})
-
-    def turns(frame: pd.DataFrame) -> pd.DataFrame:
-        if frame.empty:
-            return pd.DataFrame(columns=[*keys, *metrics])
-        table = frame[[*keys, *metrics]].copy()
-        for m in metrics:
-            table[m] = table[m].astype(float)
-        return table.groupby(keys, sort=True).mean().reset_index()
-
-    ta, tb = turns(frame_a), turns(frame_b)
-    joined = ta.merge(tb, on=keys, how="inner", suffixes=("_a", "_b"))
-    a_keys = set(map(tuple, ta[keys].to_numpy().tolist()))
-    b_keys = set(map(tuple, tb[keys].to_numpy().tolist()))
-    col_a = f"{metric}_a" if metric != "exact_match" else "exact_match_a"
-    col_b = f"{metric}_b" if metric != "exact_match" else "exact_match_b"
+    joined = paired_turns(frame_a, frame_b, sorted({metric, "exact_match"}))
+    a_keys, b_keys = (set() if f.empty else set(zip(f["scenario"], f["turn_id"], strict=True))
+                      for f in (frame_a, frame_b))
+    col_a, col_b = f"{metric}_a", f"{metric}_b"
     values_a = joined[col_a].to_numpy(dtype=float)
     values_b = joined[col_b].to_numpy(dtype=float)
     defined = ~(np.isnan(values_a) | np.isnan(values_b))
     diffs = values_a[defined] - values_b[defined]
     n = int(diffs.size)
     clusters = joined["scenario"].to_numpy()[defined]
-    est = cluster_mean_ci(diffs, clusters, confidence=confidence, n_resamples=n_resamples,
-                          seed=seed)
+    est = paired_cluster_bootstrap(diffs, clusters, confidence=confidence,
+                                   n_resamples=n_resamples, seed=seed)
     mean_diff, low, high = est.value, est.low, est.high
     per_cluster = pd.Series(diffs).groupby(clusters).mean().to_numpy()
     p_value = math.nan
@@ -650,7 +642,7 @@ def paired_compare(frame_a: pd.DataFrame, frame_b: pd.DataFrame, metric: str = "
 REPEAT_KEYS: tuple[str, ...] = ("selector", "judge", "scenario", "turn_id")
 
 
-def _flip_rate(sets: Sequence[frozenset[str]]) -> float:
+def flip_rate(sets: Sequence[frozenset[str]]) -> float:
     """Share of unordered pairs of repeats whose selected sets differ (order-free)."""
     n = len(sets)
     if n < 2:
@@ -660,7 +652,7 @@ def _flip_rate(sets: Sequence[frozenset[str]]) -> float:
     return 1 - same / (n * (n - 1) / 2)
 
 
-def repeat_summary(frame: pd.DataFrame, *, metrics: Sequence[str] = METRICS) -> pd.DataFrame:
+def repeat_summary(frame: pd.DataFrame, *, metrics: Sequence[str] = PER_TURN) -> pd.DataFrame:
     """Per turn, selector and judge over its repeats: mean metrics, flip rate, pass-all.
 
     `flip_rate` is the share of unordered pairs of repeats whose selected *set*
@@ -682,7 +674,7 @@ def repeat_summary(frame: pd.DataFrame, *, metrics: Sequence[str] = METRICS) -> 
         exact = group["exact_match"].to_numpy(dtype=float)
         exact = exact[~np.isnan(exact)]
         row: dict[str, Any] = dict(zip(keys, key, strict=True))
-        row.update(n_repeats=len(sets), distinct_sets=len(set(sets)), flip_rate=_flip_rate(sets),
+        row.update(n_repeats=len(sets), distinct_sets=len(set(sets)), flip_rate=flip_rate(sets),
                    pass_all=float(np.all(exact == 1.0)) if exact.size else math.nan)
         for m in metrics:
             row[m] = float(np.nanmean(group[m].to_numpy(dtype=float))) \

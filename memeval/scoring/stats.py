@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,11 +24,10 @@ import numpy as np
 from scipy import special, stats
 
 from memeval.errors import MemevalError
+from memeval.scoring.catalog import CONFIDENCE, FALSE_FAILURE
 
-CONFIDENCE = 0.95
 N_RESAMPLES = 2000  # percentile bootstrap: ~±0.005 on a 95 % bound, fast on 2 cores
 SEED = 0
-FALSE_FAILURE = 0.05  # the A/A failure rate a calibrated gate margin allows
 CALIBRATION_TRIALS = 400  # pseudo A/A comparisons behind a calibrated margin
 
 Method = Literal["percentile", "bca"]
@@ -73,9 +72,6 @@ class Interval:
         return (self.high - self.low) / 2
 
 
-Estimate = Interval  # the name metrics.py and the report use
-
-
 @dataclass(frozen=True)
 class NonInferiority:
     """Is the candidate at most `margin` worse than the baseline?
@@ -108,49 +104,6 @@ class NonInferiority:
     n_skipped: int = 0
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """The smallest gate margin the baseline's own run-to-run noise allows.
-
-    Args:
-        margin: smallest margin at which A/A comparisons of the baseline fail at most
-            `false_failure` of the time.
-        false_failure: the A/A failure rate aimed for.
-        confidence: the non-inferiority bound's coverage the margin was found for.
-        n: turns per draw that entered (turns NaN in any draw are left out).
-        n_clusters: clusters among them.
-        n_draws: equivalent draws (repeats) the noise was read from.
-        n_trials: pseudo A/A comparisons the margin is the quantile of.
-        n_skipped: turns left out for a NaN in some draw.
-    """
-
-    margin: float
-    false_failure: float
-    confidence: float
-    n: int
-    n_clusters: int
-    n_draws: int
-    n_trials: int
-    n_skipped: int = 0
-
-    def turns_needed(self, margin: float) -> int:
-        """Turns a suite like this one needs to hold `margin` at the same false-failure rate.
-
-        The bound's width shrinks as 1/√(clusters), so the suite must grow by
-        (calibrated / wanted)²; new turns are assumed to come in clusters of today's size.
-        """
-        if not margin > 0:
-            raise MemevalError(f"turns_needed: the margin must be positive, got {margin}")
-        if not math.isfinite(self.margin):
-            raise MemevalError("turns_needed: no calibrated margin (fewer than two clusters)")
-        return math.ceil(self.n * (self.margin / margin) ** 2)
-
-    def clusters_needed(self, margin: float) -> int:
-        """Like `turns_needed`, counted in clusters (scenarios)."""
-        turns = self.turns_needed(margin)
-        return math.ceil(turns * self.n_clusters / self.n)
-
-
 # -- the resampling engine ----------------------------------------------------------------
 
 def _codes(clusters: Sequence[Hashable], size: int, caller: str) -> np.ndarray:
@@ -159,10 +112,6 @@ def _codes(clusters: Sequence[Hashable], size: int, caller: str) -> np.ndarray:
                            "give one cluster key per value")
     index: dict[Hashable, int] = {}
     return np.array([index.setdefault(c, len(index)) for c in clusters], dtype=np.intp)
-
-
-def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 @functools.lru_cache(maxsize=32)
@@ -403,11 +352,6 @@ def cluster_bootstrap_ratios(numerators: Sequence[Sequence[float]] | np.ndarray,
             for i, (estimate, n, n_clusters, label, skipped) in enumerate(facts)]
 
 
-cluster_ratio_ci = cluster_bootstrap_ratio  # the names metrics.py calls
-cluster_ratio_cis = cluster_bootstrap_ratios
-cluster_mean_ci = cluster_bootstrap_mean
-
-
 def paired_cluster_bootstrap(diffs: Sequence[float] | np.ndarray, clusters: Sequence[Hashable],
                              *, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
                              seed: int = SEED, method: Method = "percentile") -> Interval:
@@ -456,47 +400,26 @@ def non_inferiority(diffs: Sequence[float] | np.ndarray, clusters: Sequence[Hash
 
 # -- proportions and multiplicity ------------------------------------------------------
 
-def _proportion(k: int, n: int, method: str, label: str, confidence: float) -> Interval:
-    if n < 0 or not 0 <= k <= max(n, 0):
-        raise MemevalError(f"{label}: need 0 <= k <= n, got k={k}, n={n}")
-    if n == 0:
-        return Interval(math.nan, math.nan, math.nan, 0, 0, label, confidence)
-    if method == "wilson":  # the closed form: a summary asks for hundreds of these
-        z = float(special.ndtri(0.5 + confidence / 2))
-        share, z2n = k / n, z * z / n
-        center = (share + z2n / 2) / (1 + z2n)
-        half = z / (1 + z2n) * math.sqrt(share * (1 - share) / n + z2n / (4 * n))
-        # at 0/n and n/n a bound is exactly the estimate; rounding must not move it
-        low = 0.0 if k == 0 else max(0.0, center - half)
-        high = 1.0 if k == n else min(1.0, center + half)
-    else:
-        ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method=method)
-        low, high = float(ci.low), float(ci.high)
-    # n_clusters = n: these intervals assume independent trials.
-    return Interval(k / n, low, high, n, n, label, confidence)
-
-
 def wilson_interval(k: int, n: int, *, confidence: float = CONFIDENCE) -> Interval:
     """Wilson score interval for k successes in n trials.
 
     Unlike k/n ± z·SE it never collapses to zero width at 0/n or n/n, and it stays
     close to nominal coverage in the small cells a per-category table produces.
+    Closed form rather than statsmodels: a summary asks for hundreds of these.
     """
-    return _proportion(k, n, "wilson", "wilson", confidence)
-
-
-def clopper_pearson_interval(k: int, n: int, *, confidence: float = CONFIDENCE) -> Interval:
-    """Clopper–Pearson (exact binomial) interval: conservative, coverage guaranteed.
-
-    0 of 29 gives [0, 0.119]: no failure seen is not proof of none.
-    """
-    return _proportion(k, n, "exact", "clopper-pearson", confidence)
-
-
-def wilson_ci(successes: float, n: int, *, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """`wilson_interval` as a (low, high) pair; `successes` may be a float count (rounded)."""
-    found = wilson_interval(round(successes), n, confidence=confidence)
-    return found.low, found.high
+    if n < 0 or not 0 <= k <= max(n, 0):
+        raise MemevalError(f"wilson: need 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, 0, 0, "wilson", confidence)
+    z = float(special.ndtri(0.5 + confidence / 2))
+    share, z2n = k / n, z * z / n
+    center = (share + z2n / 2) / (1 + z2n)
+    half = z / (1 + z2n) * math.sqrt(share * (1 - share) / n + z2n / (4 * n))
+    # at 0/n and n/n a bound is exactly the estimate; rounding must not move it
+    low = 0.0 if k == 0 else max(0.0, center - half)
+    high = 1.0 if k == n else min(1.0, center + half)
+    # n_clusters = n: the interval assumes independent trials.
+    return Interval(k / n, low, high, n, n, "wilson", confidence)
 
 
 def holm(pvalues: Sequence[float] | np.ndarray) -> list[float]:
@@ -520,126 +443,12 @@ def holm(pvalues: Sequence[float] | np.ndarray) -> list[float]:
     return out.tolist()
 
 
-# -- repeats ----------------------------------------------------------------------------
-
-def _per_item(values: Mapping[Hashable, float], clusters: Mapping[Hashable, Hashable] | None,
-              skipped: int, label: str, *, confidence: float, n_resamples: int,
-              seed: int) -> Interval:
-    items = list(values)
-    if clusters is not None:
-        absent = [i for i in items if i not in clusters]
-        if absent:
-            raise MemevalError(f"{label}: no cluster for item {absent[0]!r}")
-    keys = [clusters[i] if clusters is not None else i for i in items]
-    found = cluster_bootstrap_mean([values[i] for i in items], keys, confidence=confidence,
-                                   n_resamples=n_resamples, seed=seed)
-    return Interval(found.value, found.low, found.high, found.n, found.n_clusters,
-                    f"{label}, {found.method}", confidence, skipped)
-
-
-def pass_hat_k(successes: Mapping[Hashable, Sequence[bool | None]], k: int, *,
-               clusters: Mapping[Hashable, Hashable] | None = None,
-               confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
-               seed: int = SEED) -> Interval:
-    """pass^k: the chance that k fresh repeats of an item all succeed, averaged over items.
-
-    Per item with n observed repeats of which c succeeded, C(c, k) / C(n, k) is the
-    unbiased estimate. A missing value (None / NaN) is not a repeat at all, so it
-    never counts as a success; an item with fewer than k observed repeats is skipped
-    (`n_skipped`). Pass one item per (selector, judge, turn) — never pool judges
-    as repeats. `clusters` maps item → scenario for the interval (default: each item).
-    """
-    if k < 1:
-        raise MemevalError(f"pass_hat_k: k must be at least 1, got {k}")
-    per_item: dict[Hashable, float] = {}
-    skipped = 0
-    for item, outcomes in successes.items():
-        seen = [bool(v) for v in outcomes if not _missing(v)]
-        if len(seen) < k:
-            skipped += 1
-            continue
-        per_item[item] = float(special.comb(sum(seen), k, exact=True)
-                               / special.comb(len(seen), k, exact=True))
-    return _per_item(per_item, clusters, skipped, f"pass^{k}", confidence=confidence,
-                     n_resamples=n_resamples, seed=seed)
-
-
-def flip_rate(values: Mapping[Hashable, Sequence[Hashable | None]], *,
-              clusters: Mapping[Hashable, Hashable] | None = None,
-              confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
-              seed: int = SEED) -> Interval:
-    """Share of unordered pairs of an item's repeats that disagree, averaged over items.
-
-    Counting all pairs, not consecutive ones, makes the figure independent of the
-    order repeats ran in. Pass hashable outcomes (a `frozenset` of selected keys, a
-    verdict). Missing values are skipped; an item needs two observed repeats.
-    """
-    per_item: dict[Hashable, float] = {}
-    skipped = 0
-    for item, outcomes in values.items():
-        seen = [v for v in outcomes if not _missing(v)]
-        if len(seen) < 2:
-            skipped += 1
-            continue
-        counts: dict[Hashable, int] = {}
-        for v in seen:
-            counts[v] = counts.get(v, 0) + 1
-        pairs = math.comb(len(seen), 2)
-        agreeing = sum(math.comb(c, 2) for c in counts.values())
-        per_item[item] = (pairs - agreeing) / pairs
-    return _per_item(per_item, clusters, skipped, "flip rate", confidence=confidence,
-                     n_resamples=n_resamples, seed=seed)
-
-
-# -- agreement ---------------------------------------------------------------------------
-
-def cohen_kappa(a: Sequence[Hashable | None], b: Sequence[Hashable | None],
-                clusters: Sequence[Hashable], *, confidence: float = CONFIDENCE,
-                n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Interval:
-    """Cohen's κ of two raters on the same items, with a cluster-bootstrap interval.
-
-    κ corrects raw agreement for what chance alone would give. Call it per selector
-    (or per turn-memory item): pooling selectors mixes different label mixes. A pair
-    with either side missing is skipped. κ is NaN when chance agreement is 1.
-    """
-    if len(a) != len(b):
-        raise MemevalError(f"cohen_kappa: {len(a)} labels against {len(b)}; pair them up")
-    codes = _codes(list(clusters), len(a), "cohen_kappa")
-    keep = np.array([not (_missing(x) or _missing(y)) for x, y in zip(a, b, strict=True)],
-                    dtype=bool)
-    skipped = int(np.count_nonzero(~keep))
-    units, n_clusters, label = _units(codes[keep], "percentile")
-    pairs = [(x, y) for (x, y), ok in zip(zip(a, b, strict=True), keep, strict=True) if ok]
-    if not pairs:
-        return Interval(math.nan, math.nan, math.nan, 0, 0, label, confidence, skipped)
-    category: dict[Hashable, int] = {}
-    for x, y in pairs:
-        category.setdefault(x, len(category))
-        category.setdefault(y, len(category))
-    size = len(category)
-    cells = np.array([category[x] * size + category[y] for x, y in pairs])
-    table = np.zeros((int(units.max()) + 1, size * size))
-    np.add.at(table, (units, cells), 1.0)
-
-    def kappa(weights: np.ndarray) -> np.ndarray:
-        counts = (weights @ table).reshape(*np.shape(weights)[:-1], size, size)
-        total = counts.sum(axis=(-2, -1))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            observed = np.trace(counts, axis1=-2, axis2=-1) / total
-            chance = np.sum(counts.sum(axis=-1) * counts.sum(axis=-2), axis=-1) / total**2
-            return np.where(chance < 1, (observed - chance) / (1 - chance), np.nan)
-
-    estimate, low, high = _two_sided(kappa, table.shape[0], confidence=confidence,
-                                     method="percentile", n_resamples=n_resamples, seed=seed)
-    return Interval(estimate, low, high, len(pairs), n_clusters, label, confidence, skipped)
-
-
 # -- gate calibration --------------------------------------------------------------------
 
 def calibrate_margin(draws: Sequence[Sequence[float]] | np.ndarray,
                      clusters: Sequence[Hashable], *, false_failure: float = FALSE_FAILURE,
                      confidence: float = CONFIDENCE, n_trials: int = CALIBRATION_TRIALS,
-                     n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Calibration:
+                     n_resamples: int = N_RESAMPLES, seed: int = SEED) -> float:
     """Smallest non-inferiority margin that an A/A comparison of the baseline passes.
 
     `draws` is (repeats × turns): the baseline's per-turn metric from equivalent runs.
@@ -648,6 +457,7 @@ def calibrate_margin(draws: Sequence[Sequence[float]] | np.ndarray,
     clusters keep a run's within-scenario correlation — and computes the same
     lower bound `non_inferiority` would. The margin is the (1 − false_failure)
     quantile of −bound over the trials, so at most that share of A/A gates fail.
+    NaN when fewer than two units (clusters, or turns of a one-scenario suite) remain.
     """
     data = np.asarray(draws, dtype=float)
     if data.ndim != 2 or data.shape[0] < 2:
@@ -658,15 +468,13 @@ def calibrate_margin(draws: Sequence[Sequence[float]] | np.ndarray,
         raise MemevalError(f"calibrate_margin: false_failure must lie in (0, 1), "
                            f"got {false_failure}")
     codes = _codes(list(clusters), data.shape[1], "calibrate_margin")
-    keep = np.all(np.isfinite(data), axis=0)
+    keep = np.all(np.isfinite(data), axis=0)  # a turn unscored in some draw is left out
     data = data[:, keep]
-    _, codes = np.unique(codes[keep], return_inverse=True)
+    codes, _, _ = _units(codes[keep], "percentile")  # the units non_inferiority resamples
     n_repeats, n_turns = data.shape
     n_clusters = int(codes.max(initial=-1)) + 1
-    skipped = int(np.count_nonzero(~keep))
     if n_clusters < 2:
-        return Calibration(math.nan, false_failure, confidence, n_turns, n_clusters, n_repeats,
-                           0, skipped)
+        return math.nan
     rng = np.random.default_rng(seed)
     # Per trial and cluster an ordered pair of distinct repeats (baseline, candidate).
     base = rng.integers(0, n_repeats, size=(n_trials, n_clusters))
@@ -678,8 +486,7 @@ def calibrate_margin(draws: Sequence[Sequence[float]] | np.ndarray,
     means = (weights @ sums.T) / (weights @ counts)[:, None]  # resamples × trials
     lower = np.minimum(np.quantile(means, 1 - confidence, axis=0), sums.sum(1) / counts.sum())
     margin = float(np.quantile(-lower, 1 - false_failure, method="higher"))
-    return Calibration(max(margin, 0.0), false_failure, confidence, n_turns, n_clusters,
-                       n_repeats, n_trials, skipped)
+    return max(0.0, margin)  # never -0.0
 
 
 def resampled_draws(values: Sequence[float] | np.ndarray, clusters: Sequence[Hashable], *,

@@ -10,18 +10,18 @@ then renders the report from it.
 from __future__ import annotations
 
 import itertools
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from memeval.log.row import TurnResult
+from memeval.jsonenc import json_safe
+from memeval.log import TurnResult
 from memeval.scoring.agreement import agreement
+from memeval.scoring.catalog import BY_NAME, HEADLINE
 from memeval.scoring.metrics import (
     JUDGE_FAILURES,
     TURN_COLUMNS,
@@ -33,63 +33,15 @@ from memeval.scoring.metrics import (
 )
 from memeval.usage import Usage
 
-HEADLINE_METRICS: tuple[str, ...] = ("precision", "recall", "f1", "exact_match", "false_alarm")
 FEW_TURNS = 30  # a figure resting on fewer turns is flagged: its interval is wide
 PER_TURN_COLUMNS: tuple[str, ...] = tuple(
     c for c in TURN_COLUMNS
     if c not in ("relevant", "acceptable", "acceptable_selected", "duplicates"))
 
 
-_PLAIN = frozenset({str, int, bool, type(None)})  # JSON as they are: most of a summary
-
-
-def clean(value: Any) -> Any:
-    """JSON has no NaN or infinity: undefined numbers become null, numpy becomes Python."""
-    if type(value) in _PLAIN:
-        return value
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean(v) for v in value]
-    if hasattr(value, "item"):  # numpy scalars
-        return clean(value.item())
-    return value
-
-
-def _plain_column(dtype: Any) -> bool:
-    """Does `tolist` give this column's cells as `to_dict` does: numpy's, and text
-    whose missing value is NaN (pandas' default `str`; `string`'s pd.NA is boxed)."""
-    return isinstance(dtype, np.dtype) or (
-        isinstance(dtype, pd.StringDtype) and dtype.na_value is np.nan)
-
-
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """`clean(frame.to_dict(orient="records"))`, from whole columns (`tolist` gives
-    Python values at C speed; pandas boxes each cell on its own). Tables of numpy and
-    text columns only: pandas' nullable types, repeated or no columns take its own path."""
-    if frame.columns.empty or not frame.columns.is_unique or not all(
-            map(_plain_column, frame.dtypes)):
-        return clean(frame.to_dict(orient="records"))
-    names = [str(c) for c in frame.columns]
-    columns = [_clean_column(frame[c]) for c in frame.columns]
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
-
-
-def _clean_column(column: pd.Series) -> list[Any]:
-    """`[clean(cell) for cell in column.tolist()]`, a column at a time: numbers need
-    only their non-finite cells set to null (found by numpy), other cells are cleaned
-    one by one unless already plain."""
-    values = column.tolist()
-    kind = column.dtype.kind
-    if kind == "f":
-        for index in np.flatnonzero(~np.isfinite(column.to_numpy())).tolist():
-            values[index] = None
-        return values
-    if kind in "biu":
-        return values
-    return [cell if type(cell) in _PLAIN else clean(cell) for cell in values]
+    """A table as JSON-ready records (undefined numbers as null, numpy as Python)."""
+    return json_safe(frame.to_dict(orient="records"))
 
 
 def label_judge(results: Sequence[TurnResult]) -> str | None:
@@ -146,7 +98,7 @@ def _agreement(results: Sequence[TurnResult], reference: str | None) -> list[dic
             result = agreement([r.judgements[judge] for r in rows],
                                [r.judgements[reference] for r in rows],
                                clusters=[r.scenario for r in rows], selector=selector)
-            out.append(clean(result.to_dict()))
+            out.append(json_safe(result.to_dict()))
     return out
 
 
@@ -302,7 +254,7 @@ class SummaryPass:
             if rows:
                 result = agreement([j[judge] for _, j in rows], [j[reference] for _, j in rows],
                                    clusters=[scenario for scenario, _ in rows], selector=selector)
-                out.append(clean(result.to_dict()))
+                out.append(json_safe(result.to_dict()))
         return out
 
 
@@ -329,10 +281,13 @@ def _cell(row: Mapping[str, Any], metric: str) -> str:
 
 
 def headline_table(overall: Sequence[Mapping[str, Any]]) -> str:
-    """A plain-text table of the headline metrics, each with its 95 % CI and n."""
-    header = ["selector", "judge", "scored", *HEADLINE_METRICS, "errors sel/judge"]
+    """A plain-text table of the headline metrics, each with its 95 % CI and n; the
+    arrow beside a name says which way is better."""
+    shown = [BY_NAME[m] for m in HEADLINE]
+    header = ["selector", "judge", "scored", *(f"{m.label} {m.arrow}" for m in shown),
+              "errors sel/judge"]
     lines = [[str(r["selector"]), str(r["judge"]), f"{r['n_scored']}/{r['n_turns']}",
-              *(_cell(r, m) for m in HEADLINE_METRICS),
+              *(_cell(r, m.name) for m in shown),
               f"{r['selector_error_rate']:.0%}/{r['judge_error_rate']:.0%}"]
              for r in overall]
     widths = [max(len(x) for x in col) for col in zip(header, *lines, strict=True)]

@@ -22,6 +22,7 @@ from memeval.session.scope import (
 )
 from memeval.session.session import (
     MAX_SURFACED_PER_TURN,
+    ScanStore,
     Session,
     memory_attachment_entry,
     render_system_reminder,
@@ -38,6 +39,7 @@ __all__ = [
     "DirSearch",
     "DroppedName",
     "PickedMemory",
+    "ScanStore",
     "Session",
     "SurfacedRecord",
     "ToolEvent",

@@ -10,7 +10,17 @@ the design would guarantee without them.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import Any, Literal
+
+CompactionMode = Literal["restore", "clear"]
+COMPACTION_MODES: tuple[CompactionMode, ...] = ("restore", "clear")
+"""`restore`: what Claude Code does (the read-file state is cleared, then its five
+newest entries are read back in); `clear`: everything is forgotten, memeval's older
+model, kept for runs that want compaction to be a clean slate."""
+
+# Switches that widen memeval beyond the system; off in both presets.
+EXTENSIONS: tuple[str, ...] = ("extra_file_tools",)
+_MODE_FIELDS = ("compaction",)
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,15 @@ class Compat:
             wherever they point, so a link inside a memdir can make a file outside it
             a candidate, then surface it. Off: only entries whose real path stays
             inside the memdir's real path are listed, read or surfaced.
+        extra_file_tools: an extension, not a quirk (off in both presets): successful
+            `MultiEdit`, `read_file`, `write_file` and `edit_file` uses also put their
+            file into the read-file state, for scenarios taken from other agents'
+            logs. Claude Code counts only Read, Write, Edit and NotebookEdit.
+        compaction: what `Session.compact()` does to the read-file state: `restore`
+            (the system's behaviour) or `clear` (everything forgotten). Both presets
+            still `clear` until the bundled compaction scenarios are relabelled and
+            their judged cassettes re-recorded (they were written for a clean slate);
+            `+compaction=restore` asks for the system's behaviour.
     """
 
     duplicate_names_surface_twice: bool = True
@@ -44,6 +63,8 @@ class Compat:
     agent_mentioned_twice_searched_twice: bool = True
     exact_200_lines_marked_truncated: bool = True
     follow_symlinks_out_of_memdir: bool = True
+    extra_file_tools: bool = False
+    compaction: CompactionMode = "clear"
 
     @classmethod
     def faithful(cls) -> Compat:
@@ -57,13 +78,22 @@ class Compat:
 
     @classmethod
     def quirk_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
+        """The quirks: on in `faithful`, off in `hardened`."""
+        return tuple(f.name for f in fields(cls)
+                     if f.name not in EXTENSIONS and f.name not in _MODE_FIELDS)
+
+    @classmethod
+    def switch_names(cls) -> tuple[str, ...]:
+        """Every on/off switch a spec string may toggle: the quirks and the extensions."""
+        return (*cls.quirk_names(), *EXTENSIONS)
 
     @classmethod
     def from_spec(cls, spec: str | Compat | None) -> Compat:
         """`"faithful"`, `"hardened"`, or a preset plus overrides:
         `"hardened+duplicate_names_surface_twice"` turns that one quirk back on,
-        `"faithful-quoted_agent_prefix_quirk"` turns one off."""
+        `"faithful-quoted_agent_prefix_quirk"` turns one off,
+        `"faithful+extra_file_tools"` turns an extension on, and
+        `"faithful+compaction=clear"` picks a compaction mode."""
         from memeval.errors import MemevalError
 
         if spec is None:
@@ -78,8 +108,17 @@ class Compat:
                 f"compat spec {spec!r}: unknown preset {head!r}; use 'faithful' or 'hardened'"
             )
         result = presets[head]()
-        known = set(cls.quirk_names())
+        known = set(cls.switch_names())
         for sign, name in ops:
+            if "=" in name:
+                key, _, value = (part.strip() for part in name.partition("="))
+                if key != "compaction" or sign != "+" or value not in COMPACTION_MODES:
+                    raise MemevalError(
+                        f"compat spec {spec!r}: {sign}{name!r} is not a setting; the one "
+                        f"setting is '+compaction=<mode>' with mode one of {COMPACTION_MODES}"
+                    )
+                result = replace(result, compaction=value)
+                continue
             if name not in known:
                 raise MemevalError(
                     f"compat spec {spec!r}: unknown quirk {name!r}; known: {sorted(known)}"
@@ -87,7 +126,7 @@ class Compat:
             result = replace(result, **{name: sign == "+"})
         return result
 
-    def with_quirks(self, **switches: bool) -> Compat:
+    def with_quirks(self, **switches: Any) -> Compat:
         return replace(self, **switches)
 
     @property
@@ -96,19 +135,21 @@ class Compat:
 
     @property
     def preset_name(self) -> str:
-        """`faithful`, `hardened`, or the nearer preset with its differences spelled out."""
+        """`faithful`, `hardened`, or the nearer preset with its differences spelled out
+        (a spec string `from_spec` reads back)."""
         on = set(self.quirks_on)
         every = set(self.quirk_names())
-        if on == every:
-            return "faithful"
-        if not on:
-            return "hardened"
         if len(on) <= len(every) / 2:
-            return "hardened" + "".join(f"+{n}" for n in self.quirk_names() if n in on)
-        return "faithful" + "".join(f"-{n}" for n in self.quirk_names() if n not in on)
+            base, ops = "hardened", [f"+{n}" for n in self.quirk_names() if n in on]
+        else:
+            base, ops = "faithful", [f"-{n}" for n in self.quirk_names() if n not in on]
+        ops += [f"+{n}" for n in EXTENSIONS if getattr(self, n)]
+        if self.compaction != "clear":
+            ops.append(f"+compaction={self.compaction}")
+        return base + "".join(ops)
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.quirk_names()}
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 def _split_ops(text: str) -> tuple[str, list[tuple[str, str]]]:

@@ -32,7 +32,7 @@ SKIP_REASONS: tuple[str, ...] = (
 
 # Why a name or a memory did not make it to the model.
 DROP_REASONS: tuple[str, ...] = (
-    "malformed-answer",  # the selector's answer broke the schema (e.g. a non-string)
+    "not-a-string",  # one name in the answer's list is not a string (dropped alone)
     "not-a-candidate",  # the name is not a filename of this memdir's manifest
     "duplicate",  # hardened: the same file was already picked this turn
     "already-read",  # in the read-file state (read/written/edited, or surfaced before)

@@ -29,6 +29,7 @@ from memeval.memdir import (
     format_memory_manifest,
     read_memory_for_surfacing,
 )
+from memeval.memdir.nodepath import expand_path
 from memeval.memdir.paths import agent_memory_dir, project_memory_dir
 from memeval.memdir.scan import SkippedFile
 from memeval.memdir.text import js_trim, utf16_len
@@ -40,7 +41,9 @@ from memeval.selectors.base import (
     safe_aselect,
     safe_select,
 )
+from memeval.session.compaction import RestoredFile, restore_recent_files
 from memeval.session.compat import Compat
+from memeval.session.filestate import FileStateEntry, ReadFileState
 from memeval.session.records import (
     DirSearch,
     DroppedName,
@@ -62,6 +65,7 @@ from memeval.session.tools import (
     coerce_tool_events,
     file_state_entries,
     recent_successful_tools,
+    tool_timestamp,
 )
 from memeval.usage import ZERO_USAGE, Usage
 
@@ -69,6 +73,8 @@ if TYPE_CHECKING:
     from memeval.startup import StartupContext, StartupEnv
 
 AgentsArg = Mapping[str, AgentDefinition | str | None] | Iterable[AgentDefinition] | None
+# Scans by (memdir, symlinks followed out): the headers and what the scan left out.
+ScanStore = dict[tuple[str, bool], tuple[tuple[MemoryHeader, ...], tuple[SkippedFile, ...]]]
 
 
 
@@ -130,6 +136,12 @@ class Session:
             session computes its startup context from it, in the session's own mode
             and auto-memory setting and with the session's project memdir, once at
             start and again after each compaction, as the system does.
+        shared_scans: a store of memdir scans to share with other sessions on files that
+            do not change (every session and turn of one materialized scenario); None
+            scans afresh every turn, as the system does.
+        home: what `~` means in tool paths (default: `startup_env.home`, else the
+            user's home).
+        plan_file: the session's plan file, which compaction never restores.
     """
 
     def __init__(
@@ -147,6 +159,9 @@ class Session:
         compat: Compat | str | None = None,
         startup_context: StartupContext | str | None = None,
         startup_env: StartupEnv | None = None,
+        shared_scans: ScanStore | None = None,
+        home: str | os.PathLike[str] | None = None,
+        plan_file: str | os.PathLike[str] | None = None,
     ) -> None:
         self.memory_base = Path(memory_base)
         self.project_root = Path(project_root)
@@ -159,19 +174,21 @@ class Session:
         self.recall_mode = recall_mode
         self.compat = Compat.from_spec(compat)
         self.startup_env = startup_env
+        if home is None:
+            home = startup_env.home if startup_env is not None else Path.home()
+        self.home = Path(home)
+        self.plan_file = None if plan_file is None else Path(plan_file)
         self.startup_context = startup_context
         if startup_context is None and startup_env is not None:
             self.startup_context = self.compute_startup_context()
         self._attachments: list[dict[str, Any]] = []
         self._surfaced_units = 0  # running sum over _attachments; recounting is slow
-        self._read_file_state: dict[str, str] = {}
+        self._read_file_state = ReadFileState()
         self.turns: list[TurnRecord] = []
         self.compactions = 0
-        # Scans shared by sessions looking at files that do not change (every session and
-        # turn of one materialized scenario, see `harness.World`); None scans afresh every
-        # turn, as the system does.
-        self.scan_memo: dict[tuple[str, bool], tuple[tuple[MemoryHeader, ...],
-                                                     tuple[SkippedFile, ...]]] | None = None
+        self.shared_scans = shared_scans
+        # What the latest compaction tried to read back (empty in `clear` mode).
+        self.last_restore: tuple[RestoredFile, ...] = ()
 
     # ----------------------------------------------------------------- state
     @property
@@ -216,14 +233,19 @@ class Session:
 
     @property
     def read_file_state(self) -> Mapping[str, str]:
-        """Files the model has in context, mapped to how they got there
-        (`tool:<name>` or `memory`)."""
-        return dict(self._read_file_state)
+        """Files the model has in context, mapped to how they got there (`tool:<name>`,
+        `memory` or `restored`), least recently used first; at most 100."""
+        return self._read_file_state.as_dict()
+
+    def read_file_entry(self, path: str | os.PathLike[str]) -> FileStateEntry | None:
+        """The read-file state's entry for `path` (as keyed: expanded or surfaced)."""
+        return self._read_file_state.get(os.fspath(path))
 
     def note_file_read(self, path: str | os.PathLike[str], how: str = "tool:Read") -> None:
         """Put a file into the read-file state, as a Read/Write/Edit would."""
-        for p, _ in file_state_entries([ToolEvent("Read", True, os.fspath(path))], self.cwd):
-            self._read_file_state.setdefault(p, how)
+        event = ToolEvent("Read", True, os.fspath(path))
+        for p, _ in file_state_entries([event], self.cwd, self.home):
+            self._read_file_state.set(p, FileStateEntry(how, tool_timestamp(p)))
 
     def fork(self, selector: Selector) -> Session:
         """A session in this one's exact state (transcript, read files, budget) whose
@@ -232,29 +254,54 @@ class Session:
         twin = copy.copy(self)
         twin.selector = selector
         twin._attachments = list(self._attachments)
-        twin._read_file_state = dict(self._read_file_state)
+        twin._read_file_state = self._read_file_state.copy()
         twin.turns = list(self.turns)
         return twin
 
     def _scan(self, memdir: Path) -> tuple[tuple[MemoryHeader, ...], tuple[SkippedFile, ...]]:
-        """The memdir's headers and what was left out, from `scan_memo` when it has them."""
+        """The memdir's headers and what was left out, from `shared_scans` when it has them."""
         key = (str(memdir), self.compat.follow_symlinks_out_of_memdir)
-        if self.scan_memo is not None and key in self.scan_memo:
-            return self.scan_memo[key]
+        if self.shared_scans is not None and key in self.shared_scans:
+            return self.shared_scans[key]
         skips: list[SkippedFile] = []
         scanned = tuple(scan_dir(memdir, follow_symlinks_out=key[1], skipped=skips))
-        if self.scan_memo is not None:
-            self.scan_memo[key] = (scanned, tuple(skips))
+        if self.shared_scans is not None:
+            self.shared_scans[key] = (scanned, tuple(skips))
         return scanned, tuple(skips)
 
+    def restore_excluded(self) -> frozenset[str]:
+        """Paths compaction never reads back: the plan file and the instruction and
+        index file of every memory type (managed, user, project and local `CLAUDE.md`,
+        the auto-memory and team `MEMORY.md`), expanded as the tools expand paths."""
+        from memeval.startup.env import DEFAULT_MANAGED_DIR
+
+        env = self.startup_env
+        config_home = env.config_home if env is not None else self.memory_base
+        managed = env.managed_dir if env is not None else DEFAULT_MANAGED_DIR
+        memdir = (env.memory_dir if env is not None else None) or self.project_memory_dir
+        paths = [managed / "CLAUDE.md", config_home / "CLAUDE.md", self.cwd / "CLAUDE.md",
+                 self.cwd / "CLAUDE.local.md", memdir / "MEMORY.md",
+                 memdir / "team" / "MEMORY.md"]
+        if self.plan_file is not None:
+            paths.append(self.plan_file)
+        return frozenset(expand_path(os.fspath(p), self.cwd, self.home) for p in paths)
+
     def compact(self) -> None:
-        """Compaction: old attachments leave the transcript and the read-file state is
-        cleared, so the surfaced set and the budget reset and memories may surface again;
-        the startup context is computed afresh, and a stateful selector forgets its
+        """Compaction: old attachments leave the transcript, so the surfaced set and the
+        budget reset; the read-file state is cleared and, in `restore` mode (the
+        system's), its five newest files are read back into it, so those stay "already
+        read" (see `memeval.session.compaction`); in `clear` mode nothing comes back.
+        The startup context is computed afresh, and a stateful selector forgets its
         conversations (newer releases clear the side conversation on compaction)."""
         self._attachments.clear()
         self._surfaced_units = 0
+        before = self._read_file_state.copy()
         self._read_file_state.clear()
+        self.last_restore = ()
+        if self.compat.compaction == "restore":
+            self.last_restore = restore_recent_files(
+                before, self._read_file_state, self.restore_excluded(),
+                cwd=os.fspath(self.cwd), home=os.fspath(self.home))
         self.compactions += 1
         reset_selector(self.selector)
         if self.startup_env is not None:
@@ -354,8 +401,10 @@ class Session:
     ) -> _Plan:
         events = coerce_tool_events(tool_events)
         # The window's reads happened before this human message: they count already.
-        for path, event in file_state_entries(events, self.cwd):
-            self._read_file_state.setdefault(path, f"tool:{event.tool}")
+        for path, event in file_state_entries(events, self.cwd, self.home,
+                                              extra_tools=self.compat.extra_file_tools):
+            self._read_file_state.set(path, FileStateEntry(f"tool:{event.tool}",
+                                                           tool_timestamp(path)))
         plan = _Plan(turn_id, query, repeat, used_tools, events, self.surfaced_bytes)
         plan.skipped = self.gate(query)
         if plan.skipped is not None:
@@ -470,7 +519,7 @@ class Session:
             else:
                 consumed.append(s)
         for s in consumed:
-            self._read_file_state.setdefault(s.path, "memory")
+            self._read_file_state.set(s.path, FileStateEntry("memory", s.memory.mtime_ms))
         attachment = None
         if consumed:
             attachment = {
@@ -541,7 +590,9 @@ def _capped(text: str | None) -> str | None:
 
 def _validate(search: DirSearch, result: SelectionResult) -> DirSearch:
     """Keep the selector's names that are filenames of this memdir's manifest, in its
-    order, duplicates included. A malformed answer is an error, not an empty pick."""
+    order, duplicates included. An answer that is not a list is an error, not an empty
+    pick; inside a list, a name that is not a string is dropped like an unknown name,
+    as the system's filter drops it, and the string names are kept."""
     names: Any = result.names
     base = replace(search, called=True, raw_output=_capped(result.raw_output),
                    usage=result.usage)
@@ -553,18 +604,12 @@ def _validate(search: DirSearch, result: SelectionResult) -> DirSearch:
             error=f"malformed answer: names is {type(names).__name__}, expected a list of strings",
         )
     raw = tuple(name_repr(n) for n in names)
-    bad = [n for n in names if not isinstance(n, str)]
-    if bad:
-        # The system's structured output would reject the whole answer.
-        invalid = tuple(DroppedName(search.scope, name_repr(n), "malformed-answer") for n in names)
-        return replace(
-            base, raw_names=raw, invalid=invalid,
-            error=f"malformed answer: non-string names {[name_repr(n) for n in bad]!r}",
-        )
     known = {h.filename for h in search.candidates}
-    valid = tuple(n for n in names if n in known)
+    valid = tuple(n for n in names if isinstance(n, str) and n in known)
     invalid = tuple(
-        DroppedName(search.scope, n, "not-a-candidate") for n in names if n not in known
+        DroppedName(search.scope, name_repr(n),
+                    "not-a-candidate" if isinstance(n, str) else "not-a-string")
+        for n in names if not (isinstance(n, str) and n in known)
     )
     return replace(base, raw_names=raw, valid=valid, invalid=invalid)
 

@@ -7,6 +7,7 @@ the model already has from being surfaced again.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,11 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from memeval.errors import MemevalError
+from memeval.memdir.nodepath import expand_path
+from memeval.memdir.readfile import node_mtime_ms
 
-# Tools whose successful use puts a file into Claude Code's read-file state. The
-# snake_case names are accepted for scenarios written against other agents' logs.
-FILE_STATE_TOOLS: frozenset[str] = frozenset(
-    {"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "read_file", "write_file", "edit_file"}
+# Claude Code 2.1.88's own tools whose successful use puts a file into its read-file
+# state; nothing else does.
+FILE_STATE_TOOLS: frozenset[str] = frozenset({"Read", "Write", "Edit", "NotebookEdit"})
+
+# Names from other agents' logs (and an older tool) that memeval can also count, behind
+# the `extra_file_tools` compat switch; the real system ignores them.
+EXTRA_FILE_STATE_TOOLS: frozenset[str] = frozenset(
+    {"MultiEdit", "read_file", "write_file", "edit_file"}
 )
 
 
@@ -89,18 +96,39 @@ def recent_successful_tools(events: Sequence[ToolEvent]) -> tuple[str, ...]:
     return tuple(tool for tool in succeeded if tool not in failed)
 
 
-def file_state_entries(events: Iterable[ToolEvent], cwd: Path) -> list[tuple[str, ToolEvent]]:
-    """`(absolute normalized path, event)` for each successful file tool use; these
-    paths go into the read-file state."""
-    return [
-        (normalize_path(event.path, cwd), event)
-        for event in events
-        if event.tool in FILE_STATE_TOOLS and event.ok is True and event.path
-    ]
+def file_state_entries(
+    events: Iterable[ToolEvent], cwd: Path, home: Path, *, extra_tools: bool = False
+) -> list[tuple[str, ToolEvent]]:
+    """`(expanded path, event)` for each successful file tool use; these paths go into
+    the read-file state. A path the tools would refuse (a NUL byte) is left out.
+
+    Args:
+        events: the window's tool uses, in order.
+        cwd: what relative paths are taken from.
+        home: what `~` means.
+        extra_tools: also count `EXTRA_FILE_STATE_TOOLS` (memeval's extension).
+    """
+    tools = FILE_STATE_TOOLS | EXTRA_FILE_STATE_TOOLS if extra_tools else FILE_STATE_TOOLS
+    entries = []
+    for event in events:
+        if event.tool in tools and event.ok is True and event.path:
+            try:
+                entries.append((normalize_path(event.path, cwd, home), event))
+            except ValueError:
+                continue
+    return entries
 
 
-def normalize_path(path: str | os.PathLike[str], cwd: Path) -> str:
-    """Absolute and lexically normalized (no symlink resolution), as the system keys
-    its read-file state."""
-    expanded = os.path.expanduser(os.fspath(path))
-    return os.path.normpath(os.path.join(os.fspath(cwd), expanded))
+def normalize_path(path: str | os.PathLike[str], cwd: Path, home: Path) -> str:
+    """The key the file tools give a path: trimmed (JS whitespace), `~` expanded,
+    absolute against `cwd`, lexically normalized (no symlinks resolved), NFC."""
+    return expand_path(os.fspath(path), cwd, home)
+
+
+def tool_timestamp(path: str) -> float:
+    """The timestamp a tool read gives its entry: the file's mtime in whole ms, or 0
+    when the file cannot be stat'ed (a scenario may name files it never wrote)."""
+    try:
+        return float(math.floor(node_mtime_ms(os.stat(path))))
+    except (OSError, ValueError):
+        return 0.0

@@ -85,6 +85,9 @@ def _nested_worktree_skip(cwd: Path, stop: Path | None = None) -> tuple[Path, Pa
 def discover(env: StartupEnv) -> Discovery:
     """Run discovery once; see `discover_memory_files` for the order."""
     cwd = _cwd(env)
+    memory_dir = memory_dir_for(env)
+    if env.instruction_files_disabled:
+        return Discovery((), (), memory_dir)
     loader = Loader(replace(env, cwd=cwd))
     external = env.external_includes_approved
     files: list[MemoryFile] = []
@@ -95,11 +98,13 @@ def discover(env: StartupEnv) -> Discovery:
     files += loader.load_rules(
         env.managed_dir / ".claude" / "rules", MemoryFileType.MANAGED, include_external=external
     )
-    # The user's own files may always include from anywhere.
-    files += loader.load(env.config_home / "CLAUDE.md", MemoryFileType.USER, include_external=True)
-    files += loader.load_rules(
-        env.config_home / "rules", MemoryFileType.USER, include_external=True
-    )
+    if env.source_enabled("user"):
+        # The user's own files may always include from anywhere.
+        files += loader.load(env.config_home / "CLAUDE.md", MemoryFileType.USER,
+                             include_external=True)
+        files += loader.load_rules(
+            env.config_home / "rules", MemoryFileType.USER, include_external=True
+        )
 
     stop = None if env.walk_root is None else Path(os.path.realpath(env.walk_root))
     skip = _nested_worktree_skip(cwd, stop)
@@ -107,17 +112,18 @@ def discover(env: StartupEnv) -> Discovery:
         skip_project = (
             skip is not None and path_within(folder, skip[1]) and not path_within(folder, skip[0])
         )
-        if not skip_project:
+        if not skip_project and env.source_enabled("project"):
             files += _project_files(loader, folder, external)
-        files += loader.load(
-            folder / "CLAUDE.local.md", MemoryFileType.LOCAL, include_external=external
-        )
+        if env.source_enabled("local"):
+            files += loader.load(
+                folder / "CLAUDE.local.md", MemoryFileType.LOCAL, include_external=external
+            )
 
+    # `--add-dir` is an explicit request: it does not depend on the setting sources.
     if env.additional_dirs_claude_md:
         for folder in env.additional_dirs:
             files += _project_files(loader, Path(folder), external)
 
-    memory_dir = memory_dir_for(env)
     if env.auto_memory_enabled:
         files += loader.load_index(memory_dir / ENTRYPOINT_NAME, MemoryFileType.AUTO_MEM)
     if env.auto_memory_enabled and env.team_memory_enabled:

@@ -23,6 +23,15 @@ ADDITIONAL_DIRS_ENV = "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD"
 DISABLE_AUTO_MEMORY_ENV = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
 """Env flag that turns auto-memory (and so the index) off."""
 
+DISABLE_CLAUDE_MDS_ENV = "CLAUDE_CODE_DISABLE_CLAUDE_MDS"
+"""Env flag that leaves every instruction file (and the index) out of the context."""
+
+SETTING_SOURCES: frozenset[str] = frozenset({"user", "project", "local"})
+"""The setting sources that gate instruction files (`--setting-sources user,project,local`):
+`user` → the user's `CLAUDE.md` and rules, `project` → the checked-in project files of
+the walk, `local` → `CLAUDE.local.md`. Managed files and `--add-dir` folders load
+whatever the sources are."""
+
 _TRUTHY = {"1", "true", "yes", "on"}
 
 
@@ -69,6 +78,16 @@ class StartupEnv:
         quirk_symlink_reload: reproduce Claude Code's dedupe, which checks only the
             requested path, so a symlink met *after* its target loads the same file
             again. Off = hardened: a file whose real path was loaded is skipped.
+        quirk_nfd_rules_folder_skipped: resolve real paths to their NFC form, as
+            Claude Code's filesystem layer does; a rules folder holding an entry whose
+            name is not NFC then loses all its rules (the entry's stat fails and the
+            folder is given up). Off = hardened: real paths are used as they are.
+        setting_sources: which of `user`, `project`, `local` are allowed (all by
+            default); a source left out leaves its instruction files out.
+        claude_md_excludes: `claudeMdExcludes` glob patterns; a user, project or
+            local instruction file (or one it includes) whose path matches is skipped.
+        instruction_files_disabled: `CLAUDE_CODE_DISABLE_CLAUDE_MDS`: no file is
+            loaded and the context carries only the date.
     """
 
     cwd: Path
@@ -86,6 +105,25 @@ class StartupEnv:
     walk_root: Path | None = None
     recall_mode: bool = False
     quirk_symlink_reload: bool = True
+    quirk_nfd_rules_folder_skipped: bool = True
+    setting_sources: frozenset[str] = SETTING_SOURCES
+    claude_md_excludes: tuple[str, ...] = ()
+    instruction_files_disabled: bool = False
+
+    def __post_init__(self) -> None:
+        from memeval.errors import MemevalError
+
+        unknown = set(self.setting_sources) - SETTING_SOURCES
+        if unknown:
+            raise MemevalError(
+                f"StartupEnv.setting_sources: unknown {sorted(unknown)}; "
+                f"use any of {sorted(SETTING_SOURCES)}")
+        object.__setattr__(self, "setting_sources", frozenset(self.setting_sources))
+        object.__setattr__(self, "claude_md_excludes", tuple(self.claude_md_excludes))
+
+    def source_enabled(self, source: str) -> bool:
+        """Whether instruction files of setting source `source` may load."""
+        return source in self.setting_sources
 
     @property
     def mode(self) -> str:
@@ -128,6 +166,7 @@ class StartupEnv:
             "home": home,
             "additional_dirs_claude_md": _env_flag(ADDITIONAL_DIRS_ENV),
             "auto_memory_enabled": not _env_flag(DISABLE_AUTO_MEMORY_ENV),
+            "instruction_files_disabled": _env_flag(DISABLE_CLAUDE_MDS_ENV),
         }
         values.update(overrides)
         return cls(**values)  # type: ignore[arg-type]

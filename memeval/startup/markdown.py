@@ -9,10 +9,8 @@ comments on `_list_text` and `_following_blank_lines`).
 
 from __future__ import annotations
 
-import os
 import re
 import threading
-import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -20,9 +18,15 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from memeval.memdir.nodepath import expand_path as node_expand_path
+from memeval.memdir.text import JS_SPACE_CLASS, JS_WHITESPACE, js_trim
+
 _COMMENT_SPAN = re.compile(r"<!--[\s\S]*?-->")
-# `@` at a line start or after whitespace, then a path where `\ ` escapes a space.
-_INCLUDE = re.compile(r"(?:^|\s)@((?:[^\s\\]|\\ )+)")
+# `@` at a line start or after whitespace, then a path where `\ ` escapes a space;
+# whitespace is JavaScript's `\s` (U+FEFF yes; U+0085 and U+001C-U+001F no).
+_NOT_SPACE_OR_BACKSLASH = "[^" + JS_SPACE_CLASS[1:-1] + "\\\\]"
+_INCLUDE = re.compile(
+    rf"(?:^|{JS_SPACE_CLASS})@((?:{_NOT_SPACE_OR_BACKSLASH}|\\ )+)")
 _PUNCTUATION_START = re.compile(r"^[#%^&*()]+")
 _PATH_START = re.compile(r"^[a-zA-Z0-9._-]")
 
@@ -87,7 +91,7 @@ def normalize_newlines(content: str) -> str:
 
 
 def _is_closed_comment(raw: str) -> bool:
-    trimmed = raw.lstrip()
+    trimmed = raw.lstrip(JS_WHITESPACE)
     return trimmed.startswith("<!--") and "-->" in trimmed
 
 
@@ -108,13 +112,40 @@ def _following_blank_lines(lines: list[str], end: int) -> int:
     return end
 
 
+def paragraph_continuations(tokens: list[Token], lines: list[str]) -> set[int]:
+    """Indices of top-level HTML blocks that marked reads as paragraph text.
+
+    CommonMark lets an HTML block interrupt a paragraph after up to three spaces of
+    indentation; marked (GFM off), the parser Claude Code uses, only at column 0. So a
+    block that starts on the line right after a paragraph (or after such a
+    continuation) with an indented first line is, to marked, more of that paragraph:
+    inline HTML, never stripped.
+    """
+    continued: set[int] = set()
+    paragraph_end: int | None = None  # the line a marked paragraph would run into
+    for index, token in enumerate(tokens):
+        if token.level != 0 or token.map is None or token.nesting == -1:
+            continue
+        start, end = token.map
+        if token.type == "paragraph_open":
+            paragraph_end = end
+        elif (token.type == "html_block" and start == paragraph_end
+              and lines[start][:1] in (" ", "\t")):
+            continued.add(index)
+            paragraph_end = end
+        elif token.type != "inline":
+            paragraph_end = None
+    return continued
+
+
 def strip_html_comments(content: str, tokens: list[Token] | None = None) -> str:
     """`content` without block-level HTML comments.
 
     A top-level HTML block that starts with `<!--` and contains `-->` is removed, except
     for any text left beside the comment on its lines (`<!-- note --> Use bun` keeps
-    ` Use bun`). Inline comments (inside a paragraph), comments nested in lists or
-    quotes, and unclosed `<!--` are kept, as in Claude Code.
+    ` Use bun`). Inline comments (inside a paragraph, including an indented comment
+    line right under paragraph text, see `paragraph_continuations`), comments nested
+    in lists or quotes, and unclosed `<!--` are kept, as in Claude Code.
 
     Args:
         content: file text after frontmatter removal, newlines normalized.
@@ -124,10 +155,13 @@ def strip_html_comments(content: str, tokens: list[Token] | None = None) -> str:
         return content
     tokens = lex(content) if tokens is None else tokens
     lines = _split_lines(content)
+    inline = paragraph_continuations(tokens, lines)
     out: list[str] = []
     cursor = 0
-    for token in tokens:
+    for index, token in enumerate(tokens):
         if token.type != "html_block" or token.level != 0 or token.map is None:
+            continue
+        if index in inline:
             continue
         start, end = token.map
         raw = "".join(lines[start:end])
@@ -137,7 +171,7 @@ def strip_html_comments(content: str, tokens: list[Token] | None = None) -> str:
         raw = "".join(lines[start:end])
         out.append("".join(lines[cursor:start]))
         residue = _COMMENT_SPAN.sub("", raw)
-        if residue.strip():
+        if js_trim(residue):
             out.append(residue)
         cursor = end
     out.append("".join(lines[cursor:]))
@@ -206,7 +240,7 @@ def _comment_residue(raw: str) -> Iterator[str]:
     # HTML other than a closed comment is skipped whole; a comment's leftovers count.
     if _is_closed_comment(raw):
         residue = _COMMENT_SPAN.sub("", raw)
-        if residue.strip():
+        if js_trim(residue):
             yield residue
 
 
@@ -223,21 +257,15 @@ def _is_include_path(path: str) -> bool:
 
 
 def expand_path(path: str, base_dir: Path, home: Path) -> Path:
-    """An include target as an absolute, normalized (NFC) path.
+    """An include target as an absolute, normalized (NFC) path, the way the tools
+    expand paths (`memeval.memdir.nodepath.expand_path`).
 
     Args:
         path: the text after `@`, fragment removed, `\\ ` unescaped.
         base_dir: folder of the including file (its symlink target's folder).
         home: what `~` means.
     """
-    trimmed = path.strip()
-    if trimmed == "~":
-        result = str(home)
-    elif trimmed.startswith("~/"):
-        result = os.path.normpath(os.path.join(home, trimmed[2:]))
-    else:
-        result = os.path.normpath(os.path.join(base_dir, trimmed))
-    return Path(unicodedata.normalize("NFC", result))
+    return Path(node_expand_path(path, base_dir, home))
 
 
 def include_paths(tokens: list[Token], base_dir: Path, home: Path) -> list[Path]:

@@ -9,38 +9,36 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from memeval.memdir.text import js_trim
 from memeval.startup import markdown
 from memeval.startup._deps import parse_frontmatter, truncate_entrypoint_content
 from memeval.startup.env import INDEX_TYPES, MemoryFileType, StartupEnv
+from memeval.startup.excludes import is_excluded
 
 MAX_INCLUDE_DEPTH = 5
 """Depth at which includes stop: the root file plus at most 4 nested levels."""
 
 _TEXT_EXTENSIONS = """
-    .md .txt .text .markdown .mdx .rst .adoc .asciidoc .org .tex .latex
-    .json .jsonc .json5 .yaml .yml .toml .xml .csv .tsv .ini .cfg .conf .config
-    .properties .env .lock .log .diff .patch
-    .html .htm .css .scss .sass .less .svg
-    .js .jsx .ts .tsx .mjs .cjs .mts .cts .vue .svelte .astro
-    .py .pyi .pyw .rb .erb .rake .go .rs .java .kt .kts .scala .groovy .gradle .sbt
-    .c .h .cc .cpp .cxx .hpp .hxx .cs .fs .swift .m .mm .dart .zig .nim .v
-    .sh .bash .zsh .fish .ps1 .psm1 .bat .cmd
-    .sql .graphql .gql .proto .prisma .tf .hcl
-    .php .pl .pm .lua .r .jl .ex .exs .erl .hrl .clj .cljs .cljc .edn
-    .hs .lhs .elm .ml .mli .f .f90 .f95 .cmake .make .mk .dockerfile
-    .ejs .hbs .mustache .pug .jade .liquid .j2 .jinja .tmpl .tpl
+    .md .txt .text .json .yaml .yml .toml .xml .csv .html .htm .css .scss .sass .less
+    .js .ts .tsx .jsx .mjs .cjs .mts .cts .py .pyi .pyw .rb .erb .rake .go .rs
+    .java .kt .kts .scala .c .cpp .cc .cxx .h .hpp .hxx .cs .swift
+    .sh .bash .zsh .fish .ps1 .bat .cmd .env .ini .cfg .conf .config .properties
+    .sql .graphql .gql .proto .vue .svelte .astro .ejs .hbs .pug .jade
+    .php .pl .pm .lua .r .R .dart .ex .exs .erl .hrl .clj .cljs .cljc .edn .hs .lhs
+    .elm .ml .mli .f .f90 .f95 .for .cmake .make .makefile .gradle .sbt
+    .rst .adoc .asciidoc .org .tex .latex .lock .log .diff .patch
 """
 TEXT_FILE_EXTENSIONS = frozenset(_TEXT_EXTENSIONS.split())
-"""Extensions an include may have; anything else (images, PDFs, archives) is skipped.
-
-A file without an extension counts as text. The list follows Claude Code's intent
-(source, config and prose files); its exact membership is not published knowledge.
-"""
+"""The 107 extensions Claude Code 2.1.88 reads an instruction, rule or included file
+with; anything else (images, PDFs, `.mdx`, `.svg`, `.tf`...) is skipped. A file
+without an extension counts as text. The file's extension is lower-cased before the
+lookup, so `.R` is listed but only ever reached as `.r`."""
 
 
 @dataclass(frozen=True)
@@ -90,12 +88,17 @@ def path_within(path: Path | str, folder: Path | str) -> bool:
     return rel == "." or not (rel == ".." or rel.startswith("../") or os.path.isabs(rel))
 
 
-def resolve(path: Path) -> tuple[Path, bool]:
-    """(real path, whether it differs); a path that cannot be resolved stays as is."""
+def resolve(path: Path, *, nfc: bool = False) -> tuple[Path, bool]:
+    """(real path, whether it differs); a path that cannot be resolved stays as is.
+
+    `nfc`: NFC-normalize the real path, as Claude Code's filesystem layer does; an
+    NFD-named file then "resolves" to a name that may not exist on disk.
+    """
     try:
-        real = Path(os.path.realpath(path, strict=True))
+        real_s = os.path.realpath(path, strict=True)
     except (OSError, RuntimeError, ValueError):  # ValueError: a NUL in an include path
         return path, False
+    real = Path(unicodedata.normalize("NFC", real_s) if nfc else real_s)
     return real, str(real) != str(path)
 
 
@@ -126,14 +129,14 @@ def split_path_patterns(value: Any) -> list[str]:
     current, depth = "", 0
     for char in value:
         if char == "," and depth == 0:
-            if current.strip():
-                parts.append(current.strip())
+            if js_trim(current):
+                parts.append(js_trim(current))
             current = ""
             continue
         depth += (char == "{") - (char == "}")
         current += char
-    if current.strip():
-        parts.append(current.strip())
+    if js_trim(current):
+        parts.append(js_trim(current))
     return [expanded for part in parts for expanded in _expand_braces(part)]
 
 
@@ -148,7 +151,7 @@ def _expand_braces(pattern: str) -> list[str]:
     return [
         expanded
         for alternative in alternatives.split(",")
-        for expanded in _expand_braces(prefix + alternative.strip() + suffix)
+        for expanded in _expand_braces(prefix + js_trim(alternative) + suffix)
     ]
 
 
@@ -190,11 +193,14 @@ def parse_memory_file(
     frontmatter, content = parse_frontmatter(raw)
     has_comment = "<!--" in content
     tokens = None
+    lexed = content
     if has_comment or include_base is not None:
-        content = markdown.normalize_newlines(content)
-        tokens = markdown.lex(content)
+        # The parser sees LF endings; the content keeps its own unless it is rebuilt
+        # from the parse, which happens only when it holds a comment opener.
+        lexed = markdown.normalize_newlines(content)
+        tokens = markdown.lex(lexed)
     if has_comment:
-        content = markdown.strip_html_comments(content, tokens)
+        content = markdown.strip_html_comments(lexed, tokens)
     includes: list[Path] = []
     if tokens is not None and include_base is not None:
         includes = markdown.include_paths(tokens, include_base.parent, home)
@@ -257,7 +263,9 @@ class Loader:
         """
         if depth >= MAX_INCLUDE_DEPTH or self._seen(path):
             return []
-        real, is_link = resolve(path)
+        if is_excluded(path, file_type, self.env.claude_md_excludes):
+            return []
+        real, is_link = resolve(path, nfc=self.env.quirk_nfd_rules_folder_skipped)
         # Marked processed before reading, so a missing or empty file is not retried.
         self.processed.add(normalize_for_comparison(path))
         if is_link:
@@ -265,8 +273,14 @@ class Loader:
         raw = _read_text(path)
         if raw is None:
             return []
-        parsed = parse_memory_file(raw, path, file_type, include_base=real, home=self.env.home)
-        if parsed is None or not parsed.file.content.strip():
+        try:
+            parsed = parse_memory_file(raw, path, file_type, include_base=real,
+                                       home=self.env.home)
+        except ValueError:
+            # An include path with a NUL byte makes the system's path expansion throw
+            # while the file is parsed, and the whole file is given up.
+            return []
+        if parsed is None or not js_trim(parsed.file.content):
             return []
         head = parsed.file
         if parent is not None:
@@ -285,7 +299,9 @@ class Loader:
         return result
 
     def load_index(self, path: Path, file_type: MemoryFileType) -> list[MemoryFile]:
-        """An index file: no includes, truncated, dropped when empty."""
+        """An index file: no includes, truncated. An empty or whitespace-only index is
+        still listed (with empty content, so it renders no block), as the system lists
+        it."""
         key = normalize_for_comparison(path)
         if key in self.processed:
             return []
@@ -293,7 +309,7 @@ class Loader:
         if raw is None:
             return []
         parsed = parse_memory_file(raw, path, file_type, include_base=None, home=self.env.home)
-        if parsed is None or not parsed.file.content.strip():
+        if parsed is None:
             return []
         self.processed.add(key)
         return [parsed.file]
@@ -310,11 +326,17 @@ class Loader:
 
         Symlinked folders are followed; a folder met again (by any path) is not
         re-entered. Rules with `paths:` frontmatter go to `self.conditional`.
+
+        With `quirk_nfd_rules_folder_skipped` (faithful), paths resolve to their NFC
+        form as in the system, so an entry whose name is not NFC looks like a symlink
+        to a file that does not exist; its stat fails, and that failure drops the
+        whole folder's rules (files already read stay marked as processed).
         """
         visited = set() if visited is None else visited
         if str(rules_dir) in visited:
             return []
-        real_dir, is_link = resolve(rules_dir)
+        nfc = self.env.quirk_nfd_rules_folder_skipped
+        real_dir, is_link = resolve(rules_dir, nfc=nfc)
         visited.add(str(rules_dir))
         if is_link:
             visited.add(str(real_dir))
@@ -323,12 +345,16 @@ class Loader:
         except OSError:
             return []
         result: list[MemoryFile] = []
+        conditional_before = len(self.conditional)
         for name in names:
             entry = rules_dir / name
-            real_entry, entry_is_link = resolve(entry)
+            real_entry, entry_is_link = resolve(entry, nfc=nfc)
             try:
                 mode = os.stat(real_entry).st_mode if entry_is_link else os.lstat(entry).st_mode
             except OSError:
+                if nfc:
+                    del self.conditional[conditional_before:]
+                    return []
                 continue
             if stat.S_ISDIR(mode):
                 result += self.load_rules(

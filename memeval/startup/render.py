@@ -16,6 +16,7 @@ from typing import Literal
 
 import jinja2
 
+from memeval.memdir.text import js_trim
 from memeval.startup.env import INDEX_TYPES, MemoryFileType
 from memeval.startup.pipeline import MemoryFile
 
@@ -62,7 +63,7 @@ def included_in_mode(file: MemoryFile, mode: Mode) -> bool:
 
 def render_block(file: MemoryFile) -> str:
     """`Contents of <path><description>:` then a blank line and the trimmed content."""
-    return f"Contents of {file.path}{DESCRIPTIONS[file.type]}:\n\n{file.content.strip()}"
+    return f"Contents of {file.path}{DESCRIPTIONS[file.type]}:\n\n{js_trim(file.content)}"
 
 
 def render_claude_md(

@@ -15,8 +15,14 @@ from typing import Any
 
 from memeval.judges.base import Judgement, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key
-from memeval.log.folder import CONFIG_FILE, SUMMARY_FILE, ResultsWriter, write_json
-from memeval.log.row import TurnResult
+from memeval.log import (
+    CONFIG_FILE,
+    SUMMARY_FILE,
+    RecordedTurn,
+    ResultsWriter,
+    TurnResult,
+    write_json,
+)
 from memeval.usage import Usage
 
 CATEGORIES = ("direct", "paraphrase", "keyword-trap", "stale", "none", "multi")
@@ -163,7 +169,8 @@ def synthetic_rows(*, turns: int = 20, selectors: tuple[str, ...] = ("bm25", "re
                 surfaced_bytes=sum(len(s["content"].encode()) for s in surfaced),
                 selector_usage=Usage(**record["usage"]),
                 selector_error="project: APITimeoutError: request timed out" if failed else None,
-                errors=tuple(record["errors"]), judgements=judgements, record=record,
+                errors=tuple(record["errors"]), judgements=judgements,
+                record=RecordedTurn.from_dict(record),
                 root="/tmp/memeval-synthetic"))
     return rows
 

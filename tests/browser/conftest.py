@@ -144,6 +144,7 @@ def screenshots() -> Path:
 @pytest.fixture(scope="session")
 def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real evaluation: one bundled scenario plus the hostile one, three selectors."""
+    from memeval.report import RunPage
     from memeval.run.config import RunConfig, bundled_fixtures_dir
     from memeval.run.evaluate import evaluate
 
@@ -155,7 +156,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = RunConfig(scenarios=(str(bundled), str(hostile)),
                        selectors=("bm25", "recency", "oracle"), concurrency=2)
     run_dir = base / "run"
-    outcome = evaluate(config, run_dir, progress=False)
+    outcome = evaluate(config, run_dir, progress=False, page=RunPage())
     assert not outcome.scenario_errors, outcome.scenario_errors
     assert (run_dir / "index.html").exists()
     return run_dir

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memeval.log.folder import ResultsWriter, read_results
-from memeval.report import render_compare
+from memeval.log import ResultsWriter, read_results
+from memeval.report import RunPage, render_compare
 from memeval.run.evaluate import finish_run
 from memeval.scoring.compare import COMPARE_METRICS
 
@@ -17,7 +17,7 @@ def _split(run: Path, selector: str, target: Path) -> Path:
     """A run folder holding only one selector's rows of `run`."""
     with ResultsWriter(target) as writer:
         writer.append_unit([r for r in read_results(run) if r.selector == selector])
-    finish_run(target)
+    finish_run(target, page=RunPage())
     return target
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memeval.log.folder import read_results
+from memeval.log import read_results
 from memeval.report import render_run
 from memeval.testing.synthetic import write_synthetic_run
 

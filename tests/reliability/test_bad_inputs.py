@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import memeval.run.evaluate
 import memeval.run.runner
 from memeval.cli import cli
-from memeval.log.folder import (
+from memeval.log import (
     CONFIG_FILE,
     INCOMPLETE_MARKER,
     RESULTS_FILE,

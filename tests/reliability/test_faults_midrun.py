@@ -24,7 +24,7 @@ import pytest
 import memeval.llm.config
 from memeval.llm import CallTiming, DoorConfig
 from memeval.llm.request import canonical_json
-from memeval.log.folder import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
+from memeval.log import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import evaluate
 from memeval.testing import FakeMessagesServer, Fault
@@ -84,12 +84,12 @@ def test_thirty_percent_faults_every_turn_has_a_result_or_an_error(
     assert not (tmp_path / "run" / INCOMPLETE_MARKER).exists()
     errored = [r for r in rows if r.selector_error]
     for row in rows:
-        search = row.record["dirs"][0]
-        assert search["called"], "every turn here asks the selector"
+        search = row.record.dirs[0]
+        assert search.called, "every turn here asks the selector"
         if row.selector_error:
-            assert search["error"] and "claude selector" in search["error"]
+            assert search.error and "claude selector" in search.error
         else:
-            assert search["error"] is None and isinstance(search["valid"], list)
+            assert search.error is None and isinstance(search.valid, tuple)
     records = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
     calls = sum(1 for r in records if r["source"] != "cache")  # s0 and s1 ask alike
     consumed = len(plan) - left

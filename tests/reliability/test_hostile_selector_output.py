@@ -98,7 +98,8 @@ def check_turn(world: World, record: TurnRecord, log: list[tuple[str, str]], *,
 
 
 def is_well_formed(names: Any) -> bool:
-    return isinstance(names, list) and all(isinstance(n, str) for n in names)
+    # The system keeps a list's string names and drops the others one by one (issue 35).
+    return isinstance(names, list)
 
 
 # ------------------------------------------------------------- in-process selector
@@ -187,9 +188,7 @@ def expected_malformed(text: str) -> bool:
         value = json.loads(text)
     except ValueError:
         return True
-    if not isinstance(value, dict) or not isinstance(value.get("selected_memories"), list):
-        return True
-    return not all(isinstance(n, str) for n in value["selected_memories"])
+    return not isinstance(value, dict) or not isinstance(value.get("selected_memories"), list)
 
 
 @pytest.fixture(scope="module")

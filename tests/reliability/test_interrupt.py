@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from memeval.log.folder import INCOMPLETE_MARKER, RESULTS_FILE
+from memeval.log import INCOMPLETE_MARKER, RESULTS_FILE
 from memeval.testing import FakeMessagesServer
 from tests.reliability._scenario import write_suite
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import memeval.run.evaluate
 from memeval.cli import cli
-from memeval.log.folder import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
+from memeval.log import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
 from tests.reliability._scenario import SCENARIO
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from memeval.log.folder import REPORT_FILE
+from memeval.log import REPORT_FILE
+from memeval.report import RunPage
 from memeval.report._html import unpack_json
 from memeval.run.config import RunConfig
 from memeval.run.evaluate import evaluate
@@ -23,7 +24,7 @@ def test_hostile_text_is_escaped_in_the_report(tmp_path: Path) -> None:
         f"query: \"(xss) where is the checkout dashboard {PAYLOAD}\"")
     (tmp_path / "s.yaml").write_text(text)
     evaluate(RunConfig(scenarios=(str(tmp_path / "s.yaml"),), selectors=("bm25", "recency")),
-             tmp_path / "run", progress=False)
+             tmp_path / "run", progress=False, page=RunPage())
     html = (tmp_path / "run" / REPORT_FILE).read_text(encoding="utf-8")
     # The turn table's data travels packed (gzip + base64); unpacked, it holds the text.
     block = re.search(r'<script type="application/json" id="turn-data">(.*?)</script>', html,

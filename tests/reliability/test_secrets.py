@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from memeval.cli import cli
-from memeval.log.folder import RESULTS_FILE, read_results
+from memeval.log import RESULTS_FILE, read_results
 from memeval.selectors.base import SelectionRequest
 from memeval.selectors.claude import ClaudeSelector
 from memeval.testing import FakeMessagesServer
