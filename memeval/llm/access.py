@@ -228,7 +228,13 @@ class ModelAccess:
     # -- closing ----------------------------------------------------------------------------
     async def aclose_for_loop(self) -> None:
         """Close every client's SDK connections of the running event loop: they belong
-        to the loop, and `asyncio.run` ends it."""
+        to the loop, and `asyncio.run` ends it. Requests a server on this machine is
+        still computing for a call that gave up are waited for first (up to one
+        deadline), so they do not queue ahead of the next run's calls."""
+        with self._lock:
+            slots = list(self._loop_slots.get(asyncio.get_running_loop(), {}).values())
+        for endpoint_slots in slots:
+            await endpoint_slots.orphans_done(self.config.timing.deadline)
         for client in self.clients():
             await client.aclose_for_loop()
 
