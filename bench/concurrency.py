@@ -26,12 +26,11 @@ import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 from bench._core import Context, Figure, generated_suite, ratio
-from bench._fake import environment, fake_api_process, model_calls
-from memeval.llm import LLMClient
-from memeval.llm.client import DEFAULT_MAX_CONCURRENCY
+from bench._fake import environment, fake_api_process, model_calls, no_summary
+from memeval.llm import DoorConfig, LLMClient
+from memeval.llm.config import DEFAULT_MAX_CONCURRENCY
 from memeval.memdir import format_memory_manifest, scan_memory_files
 from memeval.run.config import LLMOptions, RunConfig
 from memeval.run.evaluate import evaluate
@@ -41,10 +40,6 @@ from memeval.selectors.claude import ClaudeSelector
 
 TARGETS = {16: 0.9, 64: 0.8}  # efficiency at these many units in flight
 SCENARIOS = 4
-
-
-def no_summary(_run_dir: Path, _extra: Any, **_: Any) -> dict[str, Any]:
-    return {}
 
 
 def timed_run(suite: Path, run_dir: Path, concurrency: int) -> float:
@@ -67,8 +62,8 @@ def door_only(suite: Path, url: str, concurrency: int) -> float:
                                          candidates=headers, memory_dir=Path(memdir)))
 
     async def main() -> None:
-        client = LLMClient(api_key="offline-bench", base_url=url,
-                           max_concurrency=concurrency)
+        client = LLMClient(url, DoorConfig(max_concurrency=concurrency),
+                           api_key="offline-bench")
         selector = ClaudeSelector(client=client)
         await asyncio.gather(*(selector.aselect(r) for r in requests))
 

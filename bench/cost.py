@@ -43,7 +43,7 @@ def delta_sketch_usage(suite: Path) -> list[dict[str, float]]:
     so no prompt-cache entry is shared with the shipped selectors."""
     scenario = load_many([suite]).scenarios[0]
     with fake_api(min_cache_tokens=MIN_CACHE_TOKENS) as server:
-        client = LLMClient(api_key="offline-bench", base_url=server.url)
+        client = LLMClient(server.url, api_key="offline-bench")
         selector = DeltaStatefulSelector(client=client)
         with open_session(scenario, selector) as opened:
             return [play_turn(opened.session, scenario, turn).usage.to_dict()

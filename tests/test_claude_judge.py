@@ -9,8 +9,8 @@ import pytest
 
 from memeval.judges.base import Judge, JudgeRequest
 from memeval.judges.claude import ClaudeJudge, build_judge_message, judge_schema
-from memeval.llm import LLMClient
 from memeval.testing import FakeMessagesServer, Fault
+from tests._doors import open_door
 
 KEY = "test-key-not-secret"
 CONTENTS = {"testing.md": "---\ndescription: tests\n---\nRun the tests against a real database.",
@@ -29,8 +29,8 @@ def turn(selected=("testing.md", "role.md"), turn_id="t1") -> JudgeRequest:
 
 
 def judge(server: FakeMessagesServer, **kwargs) -> ClaudeJudge:
-    door = LLMClient(api_key=KEY, base_url=server.url, max_retries=kwargs.pop("max_retries", 2),
-                     use_batches=kwargs.pop("use_batches", False), poll_interval=0.01)
+    door = open_door(server.url, api_key=KEY, max_retries=kwargs.pop("max_retries", 2),
+                     batches=kwargs.pop("batches", False), poll_interval=0.01)
     return ClaudeJudge(client=door, **kwargs)
 
 
@@ -130,7 +130,7 @@ def test_ascore_and_score_many_through_batches():
     turns = [turn(), turn(selected=("deploy.md",), turn_id="t2"), turn(selected=())]
     with FakeMessagesServer() as server:
         asynced = asyncio.run(judge(server).ascore(turns[0]))
-        batched = judge(server, use_batches=True).score_many(turns)
+        batched = judge(server, batches=True).score_many(turns)
     assert [v.verdict for v in asynced.verdicts] == [v.verdict for v in batched[0].verdicts]
     assert [v.verdict for v in batched[1].verdicts] == ["relevant"]  # shares run, test
     assert batched[2].verdicts == ()

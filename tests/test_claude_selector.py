@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from memeval.llm import Cassette, LLMClient
 from memeval.llm.templates import PromptTemplateError
 from memeval.selectors.base import SelectionRequest, Selector
 from memeval.selectors.claude import (
@@ -21,6 +20,7 @@ from memeval.selectors.claude import (
     removed_lines,
 )
 from memeval.testing import FakeMessagesServer, Fault
+from tests._doors import open_door
 
 KEY = "test-key-not-secret"
 MANIFEST = ("- [feedback] testing.md (2026-11-30T12:00:00.000Z): run tests against a real db\n"
@@ -35,11 +35,12 @@ def ask(query: str = "how do I run the tests?", *, tools: tuple[str, ...] = (),
 
 
 def selector(server: FakeMessagesServer | None, **kwargs) -> ClaudeSelector:
-    door = LLMClient(api_key=KEY, base_url=server.url if server else "http://127.0.0.1:9",
+    client = open_door(server.url if server else "http://127.0.0.1:9", api_key=KEY,
                      max_retries=kwargs.pop("max_retries", 2),
-                     cassette=kwargs.pop("cassette", None), cache=kwargs.pop("cache", None),
-                     use_batches=kwargs.pop("use_batches", False), poll_interval=0.01)
-    return ClaudeSelector(client=door, **kwargs)
+                    record=kwargs.pop("record", None), replay=kwargs.pop("replay", None),
+                    cache=kwargs.pop("cache", None), batches=kwargs.pop("batches", False),
+                    poll_interval=0.01)
+    return ClaudeSelector(client=client, **kwargs)
 
 
 def test_is_a_selector_with_the_reference_defaults(monkeypatch):
@@ -157,10 +158,10 @@ def test_malformed_answer_is_not_cached(tmp_path):
 def test_replay_with_no_server(tmp_path):
     tape = tmp_path / "selector.jsonl"
     with FakeMessagesServer() as server:
-        live = selector(server, cassette=Cassette(tape, "record")).select(ask())
-    replayed = selector(server, cassette=Cassette(tape, "replay")).select(ask())  # it is down
+        live = selector(server, record=tape).select(ask())
+    replayed = selector(server, replay=tape).select(ask())  # it is down
     assert replayed.names == live.names == ("testing.md",)
-    missed = selector(server, cassette=Cassette(tape, "replay")).select(ask("something new"))
+    missed = selector(server, replay=tape).select(ask("something new"))
     assert not missed.ok and "CassetteMiss" in missed.error
 
 
@@ -174,7 +175,7 @@ def test_aselect_matches_select():
 def test_select_many_through_message_batches():
     requests = [ask(), ask("deploy to staging"), ask("what's the weather like")]
     with FakeMessagesServer() as server:
-        results = selector(server, use_batches=True).select_many(requests)
+        results = selector(server, batches=True).select_many(requests)
     assert [r.names for r in results] == [("testing.md",), ("deploy.md",), ()]
     assert server.requests[0].path == "/v1/messages/batches"
     assert not server.message_requests()

@@ -242,10 +242,10 @@ def test_a_session_that_crashes_costs_only_itself_and_reruns_alone(
 
     real = runner_module.build_selector
 
-    def flaky(spec, config):
+    def flaky(spec, config, models=None):
         if spec == "none":
             raise RuntimeError("selector could not start")
-        return real(spec, config)
+        return real(spec, config, models)
 
     monkeypatch.setattr(runner_module, "build_selector", flaky)
     run_dir = tmp_path / "run"

@@ -19,6 +19,7 @@ from memeval.llm import (
     load_prices,
 )
 from memeval.testing import FakeMessagesServer, Fault
+from tests._doors import open_door
 
 KEY = "test-key-not-secret"
 SCHEMA = {"type": "object",
@@ -38,7 +39,7 @@ def request(query: str = "how do I run the tests?", model: str = "claude-sonnet-
 
 
 def client(server: FakeMessagesServer | None = None, **kwargs) -> LLMClient:
-    return LLMClient(api_key=KEY, base_url=server.url if server else CLOSED_URL,
+    return open_door(server.url if server else CLOSED_URL, api_key=KEY,
                      max_retries=kwargs.pop("max_retries", 2), **kwargs)
 
 
@@ -160,9 +161,9 @@ def test_cache_is_safe_for_concurrent_threads_and_processes(tmp_path):
 def test_record_then_replay_without_any_server(tmp_path):
     tape = tmp_path / "tape.jsonl"
     with FakeMessagesServer() as server:
-        live = client(server, cassette=Cassette(tape, "record")).complete(request())
+        live = client(server, record=tape).complete(request())
         url = server.url
-    door = LLMClient(api_key=KEY, base_url=url, cassette=Cassette(tape, "replay"))
+    door = open_door(url, api_key=KEY, replay=tape)
     replayed = door.complete(request())  # the server is gone: the answer is the tape's
     assert replayed.ok and replayed.text == live.text and replayed.record.source == "replay"
     assert door.usage.calls == 0 and door.usage.cached == 1
@@ -172,9 +173,9 @@ def test_a_cassette_never_replays_one_servers_answers_for_another(tmp_path):
     """Recorded from the loopback fake, replayed for the real API: a miss naming both."""
     tape = tmp_path / "tape.jsonl"
     with FakeMessagesServer() as server:
-        client(server, cassette=Cassette(tape, "record")).complete(request())
+        client(server, record=tape).complete(request())
         url = server.url
-    missed = LLMClient(api_key=KEY, cassette=Cassette(tape, "replay")).complete(request())
+    missed = open_door(api_key=KEY, replay=tape).complete(request())
     assert not missed.ok and missed.record.source == "none"
     assert url in missed.error and "https://api.anthropic.com" in missed.error
 
@@ -182,8 +183,8 @@ def test_a_cassette_never_replays_one_servers_answers_for_another(tmp_path):
 def test_replay_of_an_unknown_request_fails_clearly(tmp_path):
     tape = tmp_path / "tape.jsonl"
     with FakeMessagesServer() as server:
-        client(server, cassette=Cassette(tape, "record")).complete(request())
-    missed = client(None, cassette=Cassette(tape, "replay")).complete(request("new query"))
+        client(server, record=tape).complete(request())
+    missed = client(None, replay=tape).complete(request("new query"))
     assert not missed.ok
     assert "CassetteMiss" in missed.error and str(tape) in missed.error
     assert "re-record" in missed.error
@@ -198,9 +199,9 @@ def test_no_key_or_auth_header_in_cassette_cache_or_log(tmp_path, monkeypatch):
     secret = "sk-ant-" + "test-key-not-secret-0123456789"  # built, so scanners see no key
     monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
     with FakeMessagesServer() as server:
-        door = LLMClient(base_url=server.url, cache=tmp_path / "c.sqlite",
-                         cassette=Cassette(tmp_path / "tape.jsonl", "record"),
-                         log_path=tmp_path / "calls.jsonl", use_batches=True,
+        door = open_door(server.url, cache=tmp_path / "c.sqlite",
+                         record=tmp_path / "tape.jsonl",
+                         log_path=tmp_path / "calls.jsonl", batches=True,
                          poll_interval=0.01, batch_window=0.0)
         door.complete(request())
         door.run_batch([(request("who is the user"), 0)])
@@ -317,7 +318,7 @@ def test_the_door_keeps_a_connection_alive_per_call_in_flight(asynchronous):
 def test_batch_mode_end_to_end(tmp_path):
     items = [(request(), 0), (request("who is the user"), 0), (request(), 0)]
     with FakeMessagesServer(batch_polls=3) as server:
-        door = client(server, use_batches=True, poll_interval=0.01, cache=tmp_path / "c.sqlite")
+        door = client(server, batches=True, poll_interval=0.01, cache=tmp_path / "c.sqlite")
         answers = door.run_batch(items)
         port = int(server.url.rsplit(":", 1)[1])
     paths = [(r.method, r.path.split("/")[-1]) for r in server.requests]
@@ -332,14 +333,14 @@ def test_batch_mode_end_to_end(tmp_path):
                               output_tokens=answers[0].record.output_tokens)
     assert answers[0].record.cost_usd == pytest.approx(full / 2)
     with FakeMessagesServer(batch_polls=3, port=port) as same:  # the same endpoint
-        again = client(same, use_batches=True, cache=tmp_path / "c.sqlite").run_batch(items)
+        again = client(same, batches=True, cache=tmp_path / "c.sqlite").run_batch(items)
     assert same.requests == [] and {a.record.source for a in again} == {"cache"}
 
 
 def test_batch_failure_is_recorded_per_request():
     with FakeMessagesServer() as server:
         server.inject(Fault.http(400))
-        answers = client(server, use_batches=True, max_retries=0).run_batch([(request(), 0)])
+        answers = client(server, batches=True, max_retries=0).run_batch([(request(), 0)])
     assert "batch failed" in answers[0].error and "HTTP 400" in answers[0].error
 
 
@@ -375,7 +376,7 @@ def test_single_calls_are_gathered_into_one_batch_when_batching():
     queries = ["how do I run the tests?", "who is the user", "what's the weather"]
     with FakeMessagesServer() as server:
         # max 3 per batch and a long window: the batch goes as soon as all three queued
-        door = client(server, use_batches=True, poll_interval=0.01, batch_window=60,
+        door = client(server, batches=True, poll_interval=0.01, batch_window=60,
                       batch_max=3)
         with ThreadPoolExecutor(3) as pool:
             answers = list(pool.map(lambda q: door.complete(request(q)), queries))
@@ -404,18 +405,18 @@ def test_client_is_a_context_manager_and_reopens_after_close():
 
 def test_the_cache_never_serves_one_endpoints_answers_as_anothers(tmp_path):
     """A fake server's answers must not come back for the real endpoint (issue 17)."""
-    from memeval.llm import LLMClient, LLMRequest
+    from memeval.llm import LLMRequest
     from memeval.testing import FakeMessagesServer
 
     request = LLMRequest(model="claude-sonnet-4-6", max_tokens=50,
                          messages=({"role": "user", "content": "hello"},))
     cache = tmp_path / "shared.sqlite"
     with FakeMessagesServer() as fake, FakeMessagesServer() as other:
-        first = LLMClient(api_key="k", base_url=fake.url, cache=cache).complete(request)
+        first = open_door(fake.url, api_key="k", cache=cache).complete(request)
         assert first.ok and first.record.source != "cache"
-        again = LLMClient(api_key="k", base_url=fake.url, cache=cache).complete(request)
+        again = open_door(fake.url, api_key="k", cache=cache).complete(request)
         assert again.record.source == "cache"  # same endpoint: served from the cache
-        elsewhere = LLMClient(api_key="k", base_url=other.url, cache=cache).complete(request)
+        elsewhere = open_door(other.url, api_key="k", cache=cache).complete(request)
         assert elsewhere.record.source != "cache" and len(other.message_requests()) == 1
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from memeval.llm import LLMClient
 from memeval.llm.throttle import AdaptiveSlots
 from memeval.testing import FakeMessagesServer, Fault
+from tests._doors import open_door
 from tests.test_llm_client import KEY, request
 
 
@@ -60,7 +60,7 @@ def test_a_rate_limited_server_gets_fewer_calls_at_once_and_the_run_says_so():
 
     with FakeMessagesServer(slow) as server:
         server.inject(*[Fault.http(429)] * 8)  # the first eight attempts are refused
-        door = LLMClient(api_key=KEY, base_url=server.url, max_retries=4, max_concurrency=8)
+        door = open_door(server.url, api_key=KEY, max_retries=4, max_concurrency=8)
 
         async def many():
             return await asyncio.gather(*(door.acomplete(request(), repeat=n) for n in range(40)))

@@ -18,7 +18,7 @@ from memeval.cli import cli
 from memeval.errors import MemevalError
 from memeval.judges import resolve_judge
 from memeval.judges.base import JudgeRequest
-from memeval.llm import Cassette, LLMClient, LLMRequest
+from memeval.llm import LLMClient, LLMRequest
 from memeval.llm.config import default_cache_path
 from memeval.llm.endpoint import Endpoint
 from memeval.llm.openai_chat import chat_body, message_body
@@ -27,6 +27,7 @@ from memeval.selectors import resolve_selector
 from memeval.selectors.base import SelectionRequest
 from memeval.selectors.claude import OpenAISelector
 from memeval.testing import FakeMessagesServer, Fault
+from tests._doors import open_door
 
 MODEL = "qwen3:8b"
 MANIFEST = ("- [project] testing.md (2026-01-01T00:00:00.000Z): how to run the test suite\n"
@@ -40,7 +41,7 @@ def ask(query: str = "how do I run the tests?") -> SelectionRequest:
 
 
 def door(server: FakeMessagesServer, **kwargs) -> LLMClient:
-    return LLMClient(endpoint=Endpoint("openai", f"{server.url}/v1"), max_retries=2,
+    return open_door(Endpoint("openai", f"{server.url}/v1"), max_retries=2,
                      cache=kwargs.pop("cache", None), **kwargs)
 
 
@@ -86,11 +87,8 @@ def test_an_unrecoverable_error_is_recorded_not_raised():
 
 
 def test_the_judge_grades_through_chat_completions(monkeypatch):
-    from memeval.llm import set_default_client
-
     monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
     monkeypatch.delenv("MEMEVAL_MAX_COST", raising=False)
-    set_default_client(None)  # not a door an earlier test configured (a budget, say)
     with FakeMessagesServer() as server:
         judge = resolve_judge(f"openai:{MODEL}?base_url={server.url}/v1&structured=tool")
         judgement = judge.score(JudgeRequest(
@@ -126,9 +124,9 @@ def test_loopback_test_answers_never_enter_the_users_default_cache(tmp_path, mon
 def test_a_cassette_replays_only_for_the_server_it_was_recorded_from(tmp_path):
     tape = tmp_path / "tape.jsonl"
     with FakeMessagesServer() as server, FakeMessagesServer() as other:
-        live = selector(server, cassette=Cassette(tape, "record")).select(ask())
-        again = selector(server, cassette=Cassette(tape, "replay")).select(ask())
-        elsewhere = selector(other, cassette=Cassette(tape, "replay")).select(ask())
+        live = selector(server, record=tape).select(ask())
+        again = selector(server, replay=tape).select(ask())
+        elsewhere = selector(other, replay=tape).select(ask())
         assert other.chat_requests() == []  # replay never calls out
     assert live.ok and again.names == live.names
     assert not elsewhere.ok and server.url in elsewhere.error and other.url in elsewhere.error
@@ -173,11 +171,8 @@ def test_one_run_puts_a_claude_judge_over_a_local_selector(tmp_path, monkeypatch
 
 
 def test_a_public_endpoint_without_its_key_stops_before_any_call(tmp_path, monkeypatch):
-    from memeval.llm import set_default_client
-
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "MEMEVAL_REPLAY"):
         monkeypatch.delenv(name, raising=False)
-    set_default_client(None)
     code, output = _memeval("run", "--quiet", "--out", str(tmp_path / "r"),
                             "-s", "openai:gpt-5-mini")
     assert code == 2 and "$OPENAI_API_KEY" in output and "Traceback" not in output
@@ -329,9 +324,9 @@ def test_a_key_the_server_echoes_is_redacted_everywhere(tmp_path, monkeypatch):
     echo = json.dumps({"selected_memories": [f"{secret}.md", "testing.md"]})
     tape = tmp_path / "tape.jsonl"
     with FakeMessagesServer(lambda body: echo) as server:
-        chosen = OpenAISelector(MODEL, api_key_env="ROUTER_KEY", client=LLMClient(
-            endpoint=Endpoint("openai", f"{server.url}/v1", "ROUTER_KEY"),
-            cache=tmp_path / "c.sqlite", cassette=Cassette(tape, "record")))
+        chosen = OpenAISelector(MODEL, api_key_env="ROUTER_KEY", client=open_door(
+            Endpoint("openai", f"{server.url}/v1", "ROUTER_KEY"),
+            cache=tmp_path / "c.sqlite", record=tape))
         result = chosen.select(ask())
         (sent,) = server.chat_requests()
     assert sent.auth_sha256 == _digest(f"Bearer {secret}")  # the named key was sent
@@ -344,7 +339,7 @@ def test_a_named_but_unset_key_variable_sends_a_placeholder_not_another_key(monk
     monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "personal-account-0123456789")
     monkeypatch.delenv("WORK_KEY", raising=False)
     with FakeMessagesServer() as server:
-        door = LLMClient(endpoint=Endpoint("openai", f"{server.url}/v1", "WORK_KEY"))
+        door = open_door(Endpoint("openai", f"{server.url}/v1", "WORK_KEY"))
         OpenAISelector(MODEL, client=door).select(ask())
         (sent,) = server.chat_requests()
     assert sent.auth_sha256 == _digest("Bearer no-key-needed")
@@ -355,11 +350,8 @@ def test_a_named_but_unset_key_variable_sends_a_placeholder_not_another_key(monk
     "openai:m?base_url=https://gpu-box.example.org/v1",
 ])
 def test_a_remote_server_without_its_key_stops_before_any_call(spec, tmp_path, monkeypatch):
-    from memeval.llm import set_default_client
-
     for name in ("OPENAI_API_KEY", "ROUTER_KEY_UNSET", "MEMEVAL_REPLAY"):
         monkeypatch.delenv(name, raising=False)
-    set_default_client(None)
     code, output = _memeval("run", "--quiet", "--out", str(tmp_path / "r"), "-s", spec)
     assert code == 2 and "is not set" in output and "Traceback" not in output
 

@@ -205,7 +205,7 @@ def _recorder():
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The judged suite's exchanges on the tiny scenario (oracle and all), recorded once
     from the fake server through the same session units the plugin runs."""
-    from memeval.llm import build_client, set_default_client
+    from memeval.llm import ModelAccess, door_config
     from memeval.plugin.suite import SuiteStore
     from memeval.run.config import RunConfig
     from memeval.testing import FakeMessagesServer
@@ -215,12 +215,11 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     store.add_judge("claude")
     with FakeMessagesServer() as server, pytest.MonkeyPatch.context() as env:
         env.setenv("ANTHROPIC_API_KEY", "plugin-test-key-123")
-        set_default_client(build_client(record=raw, cache=False, base_url=server.url))
-        try:
+        env.setenv("ANTHROPIC_BASE_URL", server.url)
+        with ModelAccess(door_config(record=raw, cache=False)) as models:
+            store.use_models(models)
             for case in store.cases():
                 assert store.result(case).judge_error("claude:claude-sonnet-4-6") is None
-        finally:
-            set_default_client(None)
     return raw
 
 

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from memeval.judges import resolve_judge
-from memeval.llm import LLMClient, set_default_client
+from memeval.llm import DoorConfig, ModelAccess
+from memeval.llm.endpoint import ANTHROPIC
 from memeval.run.config import RunConfig, bundled_fixtures_dir
 from memeval.run.evaluate import plan_units, units_in_flight
 from memeval.run.play import run_coroutine
@@ -19,30 +20,27 @@ from memeval.scenarios import load
 from memeval.selectors import SELECTORS
 from memeval.selectors.base import SelectionResult, SyncSelector
 from memeval.testing import FakeMessagesServer
-from tests.test_llm_client import KEY
 
 SCENARIOS = [load(bundled_fixtures_dir() / "scenarios" / name) for name in (
     "a-rails-invoicing.yaml", "b-terraform-aws.yaml")]
 
 
-def test_with_message_batches_every_unit_waits_on_one_batch():
+def test_with_message_batches_every_unit_waits_on_one_batch(monkeypatch):
     """Turn units all in flight at once: one batch holds the calls of every turn of
     every scenario, where `--concurrency` units at a time would make many batches."""
     config = RunConfig(selectors=("claude",), concurrency=2)
     units = plan_units(SCENARIOS, config)
     rows: list = []
     with FakeMessagesServer() as server:
-        door = LLMClient(api_key=KEY, base_url=server.url, use_batches=True,
-                         poll_interval=0.01, batch_window=0.5)
-        set_default_client(door)
-        try:
-            run_coroutine(run_units(
-                units, config, [resolve_judge("gold")],
-                on_rows=lambda unit, got: rows.extend(got),
-                on_error=lambda unit, exc: rows.append(exc),
-                in_flight=units_in_flight(config, len(units), door)))
-        finally:
-            set_default_client(None)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        models = ModelAccess(DoorConfig(batches=True, poll_interval=0.01, batch_window=0.5))
+        run_coroutine(run_units(
+            units, config, [resolve_judge("gold")],
+            on_rows=lambda unit, got: rows.extend(got),
+            on_error=lambda unit, exc: rows.append(exc),
+            in_flight=units_in_flight(config, len(units), models), models=models),
+            models=models)
+        assert models.client(ANTHROPIC).use_batches
     created = [r for r in server.requests if r.method == "POST" and r.path.endswith("batches")]
     asked = sum(1 for r in rows if r.selector_usage.calls)
     assert len(rows) == sum(len(s.turns) for s in SCENARIOS)
@@ -132,17 +130,16 @@ def test_each_blocking_run_closes_its_loops_model_clients():
 
     fds = Path("/proc/self/fd")
     with FakeMessagesServer() as server:
-        door = LLMClient(api_key=KEY, base_url=server.url)
-        set_default_client(door)
-        try:
-            config = RunConfig(selectors=("claude",))
-            run_unit(Unit(SCENARIOS[0], "claude", 0), config, [resolve_judge("gold")])
-            before = len(list(fds.iterdir()))
-            for repeat in range(1, 6):
-                run_unit(Unit(SCENARIOS[0], "claude", repeat), config, [resolve_judge("gold")])
-            after = len(list(fds.iterdir()))
-        finally:
-            set_default_client(None)
+        models = ModelAccess()
+        spec = f"claude?base_url={server.url}"
+        config = RunConfig(selectors=(spec,))
+        run_unit(Unit(SCENARIOS[0], spec, 0), config, [resolve_judge("gold")], models=models)
+        before = len(list(fds.iterdir()))
+        for repeat in range(1, 6):
+            run_unit(Unit(SCENARIOS[0], spec, repeat), config, [resolve_judge("gold")],
+                     models=models)
+        after = len(list(fds.iterdir()))
+        models.close()
     assert server.message_requests()
     assert after <= before
 

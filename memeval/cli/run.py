@@ -87,6 +87,15 @@ def update_latest_link(run_dir: Path) -> None:
 @click.option("--prices", type=click.Path(dir_okay=False, exists=True), default=None,
               help="Prices (USD per million tokens) added to the bundled table, e.g. for "
                    "local models (see docs/models.md).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS",
+              help="Seconds a model has to answer one attempt (default 60). A spec's "
+                   "timeout= sets it for one selector or judge.")
+@click.option("--deadline", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS",
+              help="Seconds one model call may take, retries included (default 80); a "
+                   "slow local model needs more. A spec's deadline= sets it for one "
+                   "selector or judge.")
 @click.option("--category", "categories", multiple=True, metavar="NAME",
               help="Run only turns of this category (repeatable).")
 @click.option("--tag", "tags", multiple=True, metavar="TAG",
@@ -114,7 +123,8 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
             seed: int, compat: str, history: str, max_cost: float | None, cache: str | None,
             no_cache: bool,
             record_cassette: str | None, replay_cassette: str | None, batches: bool | None,
-            prices: str | None, categories: tuple[str, ...], tags: tuple[str, ...],
+            prices: str | None, timeout: float | None, deadline: float | None,
+            categories: tuple[str, ...], tags: tuple[str, ...],
             exclude_tags: tuple[str, ...], scenario_ids: tuple[str, ...], limit: int | None,
             shard: str | None, max_error_rate: float, retry_errors: bool,
             quiet: bool) -> None:
@@ -138,7 +148,8 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     if cache and no_cache:
         raise click.UsageError("--cache and --no-cache contradict each other; pick one")
     llm = LLMOptions(cache=False if no_cache else cache, record=record_cassette,
-                     replay=replay_cassette, max_cost=max_cost, batches=batches, prices=prices)
+                     replay=replay_cassette, max_cost=max_cost, batches=batches, prices=prices,
+                     timeout=timeout, deadline=deadline)
     given: dict[str, Any] = dict(
         scenarios=scenarios, selectors=selectors, judges=judges, repeats=repeats,
         shuffle_manifest=shuffle_manifest, concurrency=concurrency, seed=seed, compat=compat,
@@ -159,7 +170,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     try:
         share = None if shard is None else Shard.parse(shard)
         outcome = evaluate(config, run_dir, progress=not quiet, page=RunPage(), shard=share,
-                           retry_errors=retry_errors)
+                           retry_errors=retry_errors, say=lambda m: click.echo(m, err=True))
     except RunInterrupted as exc:
         resume = shlex.join(["memeval", *sys.argv[1:],
                              *([] if out else ["--out", str(run_dir)])])
@@ -183,6 +194,10 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     table = outcome.summary.get("table")
     if table:
         click.echo(table)
+    from memeval.cli._reasons import error_reasons
+
+    for line in error_reasons(run_dir, outcome.summary):
+        click.echo(line)
     click.echo(f"report: {run_dir / 'index.html'}")
     llm_summary = outcome.summary.get("llm") or {}
     if llm_summary.get("served_from_cache"):
@@ -215,7 +230,8 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
 
 _LLM_FLAGS = {"cache": ("cache", "no_cache"), "record": ("record_cassette",),
               "replay": ("replay_cassette",), "max_cost": ("max_cost",),
-              "batches": ("batches",), "prices": ("prices",)}
+              "batches": ("batches",), "prices": ("prices",), "timeout": ("timeout",),
+              "deadline": ("deadline",)}
 
 
 def _with_sweep(config_file: Path | None, given: dict[str, Any],

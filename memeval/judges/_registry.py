@@ -7,10 +7,13 @@ door); installed packages add judges under the entry-point group `memeval.judges
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memeval._spec import ParamInfo, Registry, lazy_factory
 from memeval.judges.base import Judge
+
+if TYPE_CHECKING:
+    from memeval.llm.access import ModelAccess
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,16 +32,22 @@ def judge(name: str, *, arg: str | None = None) -> Callable[[F], F]:
     return JUDGES.decorator(name, arg=arg)  # type: ignore[return-value]
 
 
-def resolve_judge(spec: str) -> Judge:
+def resolve_judge(spec: str, *, models: ModelAccess | None = None) -> Judge:
     """Build the judge a spec string names; `.name` is its canonical spec.
 
     Args:
         spec: `name[:arg][?key=value&...]`, e.g. `gold`, `claude:claude-sonnet-4-6?order=both`.
+        models: the run's model access, handed to a component that calls models.
 
     Raises:
         MemevalError: unknown name, unknown parameter or a value of the wrong type.
     """
-    return JUDGES.resolve(spec)
+    built = JUDGES.resolve(spec)
+    if models is not None:  # only a run that calls models has built one
+        from memeval.llm.access import connect
+
+        connect(built, models)
+    return built
 
 
 def available_judges() -> dict[str, str]:

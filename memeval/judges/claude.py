@@ -105,10 +105,14 @@ class ClaudeJudge(PromptedModel):
         order: `shuffle` (seeded per turn), `both` (forward and reversed; order-flipping
             verdicts become `unscored`) or `given` (selection order, no control).
         seed: shuffle seed.
-        client: the model door; default `get_default_client()`.
+        client: the model door to use as is; a run hands one over with `connect`.
         name: the spec string this judge was built from.
         max_tokens: output cap.
         temperature, top_p: sampling, sent when given (and part of the cache key).
+        timeout, deadline: seconds per attempt and per call (retries included) for
+            this component's calls; default the run's (`--timeout`, `--deadline`).
+        concurrency: most calls in flight to this endpoint; default what the server
+            states (llama.cpp's `/props`), else the run's `--concurrency`.
         base_url, api_key_env, structured, price_in, price_out: where calls go, how
             the JSON answer is asked for and the model's price, as for the selector
             (`memeval.selectors.claude.ClaudeSelector`).
@@ -122,9 +126,12 @@ class ClaudeJudge(PromptedModel):
                  max_tokens: int = JUDGE_MAX_TOKENS, temperature: float | None = None,
                  top_p: float | None = None, base_url: str | None = None,
                  api_key_env: str | None = None, structured: str = "json_schema",
-                 price_in: float | None = None, price_out: float | None = None) -> None:
+                 price_in: float | None = None, price_out: float | None = None,
+                 timeout: float | None = None, deadline: float | None = None,
+                 concurrency: int | None = None) -> None:
         self.temperature, self.top_p = temperature, top_p
         self.set_price(price_in, price_out)
+        self.set_limits(timeout, deadline, concurrency)
         if self.transport == "openai":
             self.sampling_seed = seed  # Chat Completions servers take it as sampling seed too
         if order not in ("shuffle", "both", "given"):

@@ -7,8 +7,8 @@ the caller turns it into a recorded selector or judge error.
 
 A client talks to one `Endpoint`: the Messages API through the `anthropic` SDK, or
 Chat Completions through the `openai` SDK (translated at the edge, in
-`memeval.llm.openai_chat`). `for_endpoint` gives a sibling client for another
-server that shares the run's cache, cassette, budget and call log.
+`memeval.llm.openai_chat`). The run's `ModelAccess` builds one per endpoint and
+timing; they share its cache, cassette, budget, call log and the endpoint's slots.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import json
 import math
 import os
 import threading
@@ -24,42 +23,42 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
-from pathlib import Path
+from dataclasses import asdict, replace
 from typing import Any
 
 import anthropic
 
 from memeval.errors import INVALID_OUTPUT
+from memeval.llm.access import ModelAccess
 from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache, default_cache_path
 from memeval.llm.cassette import Cassette, scrub, scrub_value
+from memeval.llm.config import CallTiming, DoorConfig
 from memeval.llm.deadline import AsyncDeadlineTransport, DeadlineTransport, deadline_headers
 from memeval.llm.endpoint import ANTHROPIC, FAKE_SERVER_HEADER, NO_KEY, Endpoint
 from memeval.llm.errors import BudgetExceeded, CassetteMiss, LLMError, describe_exception
 from memeval.llm.ledger import Validator
 from memeval.llm.openai_chat import chat_body, message_body, require_openai
-from memeval.llm.prices import ModelPrice, PriceTable, load_prices
+from memeval.llm.prices import PriceTable
 from memeval.llm.records import (
     COMPLETE_STOP_REASONS,
     CallRecord,
     LLMResponse,
     Source,
+    message_text,
 )
 from memeval.llm.request import LLMRequest
-from memeval.llm.structured import answer_text
-from memeval.llm.throttle import AdaptiveSlots, ThrottleLog
-from memeval.usage import ZERO_USAGE, Usage
+from memeval.llm.structured import (
+    answer_text,
+    ignored_tool_message,
+    rejection_message,
+    rejects_mode,
+)
+from memeval.llm.throttle import OVERLOADED, AdaptiveSlots
+from memeval.usage import Usage
 
 MIN_SECRET_LEN = 16  # real API keys are far longer; dummy keys of local servers are not
-DEFAULT_TIMEOUT_S = 60.0  # a selector call is small; a hung connection should not stall a run
-DEFAULT_MAX_RETRIES = 4  # the SDK retries 408/409/429/5xx/529 and connection errors
-DEFAULT_MAX_CONCURRENCY = 8  # in-flight requests per client; stays under typical rate limits
-DEFAULT_POLL_INTERVAL_S = 10.0  # batches take minutes; polling faster only costs requests
-DEFAULT_BATCH_WAIT_S = 24 * 3600.0  # the API expires a batch after 24 hours
-DEFAULT_BATCH_WINDOW_S = 2.0  # long enough for concurrent sessions' calls to meet
-DEFAULT_BATCH_MAX = 10_000  # well under the API's 100 000 requests / 256 MB per batch
 
 
 @functools.cache
@@ -103,112 +102,94 @@ def usage_tokens(usage: dict[str, Any]) -> tuple[dict[str, int], str | None]:
 
 
 class LLMClient:
-    """Owns the sync and async SDK clients of one endpoint and everything around a call.
+    """The door to one endpoint: its SDK clients and everything around a call.
+
+    A run builds its clients through one `ModelAccess` (`access.client(endpoint,
+    timing)`), which holds what they share: cache, cassette, budget, prices, records
+    and the endpoint's slots. A client built on its own gets an access of its own.
 
     Args:
-        api_key: overrides the endpoint's key variable (`ANTHROPIC_API_KEY` by default).
-        base_url: overrides `ANTHROPIC_BASE_URL`; tests point it at FakeMessagesServer.
-        endpoint: the server and API to call (default: Anthropic at `base_url`).
-        timeout: seconds per HTTP attempt.
-        max_retries: SDK retries on 429, 529, 5xx and connection errors (exponential
-            backoff honouring `retry-after`).
-        max_concurrency: requests in flight at once, per client.
-        cache: a ResponseCache or a path for one; None disables caching.
-        cassette: record or replay exchanges; replay never touches the network.
-        max_cost: USD; calls that would pass it are not sent (BudgetExceeded).
-        prices: a PriceTable or a path to one; default the bundled table.
-        log_path: JSONL file receiving one CallRecord per call (no headers, no key).
-        use_batches: send calls through the Message Batches API: `run_batch` as one
-            batch, single calls gathered by an AutoBatcher; when False, `run_batch`
-            sends its requests concurrently instead.
-        poll_interval: seconds between batch status polls.
-        batch_wait: give up on a batch after this many seconds.
-        batch_window: seconds an AutoBatcher waits for more calls to join a batch.
-        batch_max: most requests per auto-batch (the API allows 100 000).
+        endpoint: the server and API to call; a string is the base URL of a Messages
+            API server; default Anthropic's (or `$ANTHROPIC_BASE_URL`).
+        config: the shared settings, when this client makes its own access.
+        api_key: the key itself, overriding the endpoint's variable (tests).
+        access: the run's access this client belongs to.
+        timing: per-attempt timeout, per-call deadline and retries (default the
+            access's).
     """
 
-    def __init__(self, *, api_key: str | None = None, base_url: str | None = None,
-                 endpoint: Endpoint | None = None, timeout: float = DEFAULT_TIMEOUT_S,
-                 max_retries: int = DEFAULT_MAX_RETRIES,
-                 max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
-                 cache: ResponseCache | str | Path | None = None,
-                 cassette: Cassette | None = None, max_cost: float | None = None,
-                 prices: PriceTable | str | Path | None = None,
-                 log_path: str | Path | None = None, use_batches: bool = False,
-                 poll_interval: float = DEFAULT_POLL_INTERVAL_S,
-                 batch_wait: float = DEFAULT_BATCH_WAIT_S,
-                 batch_window: float = DEFAULT_BATCH_WINDOW_S,
-                 batch_max: int = DEFAULT_BATCH_MAX) -> None:
-        self._api_key = api_key
-        self.target = endpoint or (Endpoint(base_url=base_url) if base_url else ANTHROPIC)
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.max_concurrency = max_concurrency
-        self.cache = ResponseCache(cache) if isinstance(cache, str | Path) else cache
-        self.cassette = cassette
-        self.budget = Budget(max_cost)
-        self.prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
-        self.log_path = Path(log_path) if log_path else None
-        self.use_batches = use_batches
-        self.poll_interval = poll_interval
-        self.batch_wait = batch_wait
-        self.batch_max = batch_max
-        self._batcher = AutoBatcher(self, batch_window, batch_max)
+    def __init__(self, endpoint: Endpoint | str | None = None, config: DoorConfig | None = None,
+                 *, api_key: str | None = None, access: ModelAccess | None = None,
+                 timing: CallTiming | None = None) -> None:
+        if isinstance(endpoint, str):
+            endpoint = Endpoint(base_url=endpoint)
+        self.target = endpoint or ANTHROPIC
+        self.access = access or ModelAccess(config)
+        self.timing = timing or self.access.config.timing
+        self.api_key_override = api_key
+        self.use_batches = self.access.batches_for(self.target)
+        config = self.access.config
+        self.poll_interval, self.batch_wait = config.poll_interval, config.batch_wait
+        self.batch_max = config.batch_max
+        self._batcher = AutoBatcher(self, config.batch_window, config.batch_max)
         self._sync: Any = None
-        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
-                                               tuple[Any, AdaptiveSlots]]
+        self._async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
         self._async = weakref.WeakKeyDictionary()
-        self._thread_slots = threading.BoundedSemaphore(max_concurrency)
-        self._throttled = ThrottleLog()
         self._lock = threading.Lock()
-        self._records: list[CallRecord] = []
-        self._siblings: dict[Endpoint, LLMClient] = {}
+        if access is None:
+            self.access.adopt(self)
 
-    def for_endpoint(self, endpoint: Endpoint) -> LLMClient:
-        """The client for `endpoint`: this one, or a sibling sharing the run's cache,
-        cassette, budget, prices, call log and records (so `summary()` counts all)."""
-        if endpoint == self.target:
-            return self
-        with self._lock:
-            sibling = self._siblings.get(endpoint)
-            if sibling is None:
-                sibling = LLMClient(endpoint=endpoint, timeout=self.timeout,
-                                    max_retries=self.max_retries,
-                                    max_concurrency=self.max_concurrency, cache=self.cache,
-                                    cassette=self.cassette, prices=self.prices,
-                                    use_batches=self.use_batches and endpoint.public
-                                    and endpoint.transport == "anthropic",
-                                    poll_interval=self.poll_interval,
-                                    batch_wait=self.batch_wait)
-                sibling.budget, sibling.log_path = self.budget, self.log_path
-                sibling._records, sibling._lock = self._records, self._lock
-                sibling._throttled = self._throttled  # one tally for the run's summary
-                self._siblings[endpoint] = sibling
-            return sibling
+    # -- what the run's access holds -----------------------------------------------------
+    @property
+    def cache(self) -> ResponseCache | None:
+        return self.access.cache
 
-    def use_price(self, model: str, price: ModelPrice) -> None:
-        """Price `model` for this client's calls (a spec's `price_in`/`price_out`)."""
-        with self._lock:
-            self.prices = self.prices.with_model(model, price)
+    @property
+    def cassette(self) -> Cassette | None:
+        return self.access.cassette
+
+    @property
+    def budget(self) -> Budget:
+        return self.access.budget
+
+    @property
+    def prices(self) -> PriceTable:
+        return self.access.prices
+
+    @property
+    def max_concurrency(self) -> int:
+        return self.access.capacity(self.target)
+
+    @property
+    def timeout(self) -> float:
+        return self.timing.timeout
+
+    @property
+    def max_retries(self) -> int:
+        return self.timing.max_retries
 
     # -- SDK clients ------------------------------------------------------------------
     def _sdk(self, *, asynchronous: bool = False,
-             on_status: Callable[[int], None] | None = None) -> Any:
+             on_status: Callable[[int], None] | None = None,
+             on_orphan: Callable[[asyncio.Future[Any]], None] | None = None) -> Any:
         """A new SDK client for this endpoint, under the deadline transport (which tells
-        `on_status` every answer's status, for an async client)."""
+        an async client's `on_status` every answer's status, and hands `on_orphan` the
+        requests it gave up on that a server on this machine may still compute)."""
         kwargs: dict[str, Any] = {"timeout": self.timeout, "max_retries": self.max_retries}
-        api_key = self._api_key or self.target.api_key()
+        api_key = self.api_key_override or self.target.api_key()
         if api_key is not None:
             kwargs["api_key"] = api_key
         if self.target.base_url is not None:
             kwargs["base_url"] = self.target.base_url
         module = require_openai() if self.target.transport == "openai" else anthropic
-        pool = self.max_concurrency
+        pool, patient = self.max_concurrency, self.target.local
         kwargs["http_client"] = (
             module.DefaultAsyncHttpxClient(transport=AsyncDeadlineTransport(
-                calls_in_flight=pool, on_status=on_status))
+                calls_in_flight=pool, on_status=on_status, patient=patient,
+                on_orphan=on_orphan))
             if asynchronous else
-            module.DefaultHttpxClient(transport=DeadlineTransport(calls_in_flight=pool)))
+            module.DefaultHttpxClient(transport=DeadlineTransport(calls_in_flight=pool,
+                                                                  patient=patient)))
         if self.target.transport == "openai":
             return (module.AsyncOpenAI if asynchronous else module.OpenAI)(**kwargs)
         return (anthropic.AsyncAnthropic if asynchronous else anthropic.Anthropic)(**kwargs)
@@ -221,33 +202,31 @@ class LLMClient:
                 self._sync = self._sdk()
             return self._sync
 
-    def _async_for_loop(self) -> tuple[Any, AdaptiveSlots]:
+    def _async_sdk(self) -> tuple[Any, AdaptiveSlots]:
         # an async client and its slots belong to one event loop; asyncio.run makes new ones
         loop = asyncio.get_running_loop()
+        slots = self.access.loop_slots(self.target)
         with self._lock:
-            pair = self._async.get(loop)
-            if pair is None:
-                slots = AdaptiveSlots(self.max_concurrency, self._throttled)
-                pair = (self._sdk(asynchronous=True, on_status=slots.observe), slots)
-                self._async[loop] = pair
-            return pair
+            sdk = self._async.get(loop)
+            if sdk is None:
+                sdk = self._sdk(asynchronous=True, on_status=slots.observe,
+                                on_orphan=slots.hold)
+                self._async[loop] = sdk
+            return sdk, slots
 
     async def aclose_for_loop(self) -> None:
-        """Close this door's (and its siblings') SDK clients of the running event loop:
-        their connections belong to the loop, and `asyncio.run` ends it."""
+        """Close this client's SDK client of the running event loop: its connections
+        belong to the loop, and `asyncio.run` ends it."""
         loop = asyncio.get_running_loop()
         with self._lock:
-            doors = [self, *self._siblings.values()]
-        for door in doors:
-            with door._lock:
-                pair = door._async.pop(loop, None)
-            if pair is not None:
-                await pair[0].close()
+            sdk = self._async.pop(loop, None)
+        if sdk is not None:
+            await sdk.close()
 
     def throttling(self) -> dict[str, int | None]:
-        """How the server pushed back: overload answers (429/529) seen, and the fewest
-        calls in flight the door came down to (None if it never had to)."""
-        return asdict(self._throttled)
+        """How the servers pushed back: overload answers (429/529) seen, and the fewest
+        calls in flight a door came down to (None if it never had to)."""
+        return asdict(self.access.throttled)
 
     def _create_call(self, request: LLMRequest,
                      sdk: Any) -> tuple[Callable[..., Any], dict[str, Any]]:
@@ -261,7 +240,8 @@ class LLMClient:
         else:
             resource, kwargs = sdk.messages, sdk_kwargs(body)
         return resource.with_raw_response.create, {**kwargs,
-                                                   "extra_headers": deadline_headers()}
+                                                   "extra_headers": deadline_headers(
+                                                       self.timing.deadline)}
 
     def _send(self, request: LLMRequest) -> Any:
         create, kwargs = self._create_call(request, self.sync_client)
@@ -275,14 +255,11 @@ class LLMClient:
         return raw, (await parsed if inspect.isawaitable(parsed) else parsed)
 
     def close(self) -> None:
-        """Close the sync SDK clients' connections, siblings' too (async ones close with
-        their loop)."""
+        """Close the sync SDK client's connections (async ones close with their loop)."""
         with self._lock:
-            clients = [self, *self._siblings.values()]
-        for client in clients:
-            if client._sync is not None:
-                client._sync.close()
-                client._sync = None
+            sync, self._sync = self._sync, None
+        if sync is not None:
+            sync.close()
 
     def __enter__(self) -> LLMClient:
         return self
@@ -293,7 +270,7 @@ class LLMClient:
     def _secrets(self) -> tuple[str, ...]:
         """Keys that must never be stored. A short value is a local server's dummy key
         (`ollama`, `EMPTY`); scrubbing it would corrupt answers and protect nothing."""
-        values = (self._api_key, self.target.api_key(), os.environ.get("ANTHROPIC_API_KEY"),
+        values = (self.api_key_override, self.target.api_key(), os.environ.get("ANTHROPIC_API_KEY"),
                   os.environ.get("ANTHROPIC_AUTH_TOKEN"), os.environ.get("OPENAI_API_KEY"))
         return tuple(sorted({v for v in values
                              if v and len(v) >= MIN_SECRET_LEN and v != NO_KEY}))
@@ -301,39 +278,23 @@ class LLMClient:
     # -- accounting -------------------------------------------------------------------
     @property
     def records(self) -> tuple[CallRecord, ...]:
-        with self._lock:
-            return tuple(self._records)
+        """Every call of the run's access (this client's siblings' too)."""
+        return self.access.records
 
     @property
     def usage(self) -> Usage:
-        """Everything spent through this client so far."""
-        total = ZERO_USAGE
-        for record in self.records:
-            total = total + record.usage()
-        return total
+        """Everything spent through the run's access so far."""
+        return self.access.usage
 
     def budget_state(self) -> BudgetState:
         return self.budget.state()
 
     def summary(self) -> dict[str, Any]:
-        """Totals for a run summary, including whether the budget stopped calls."""
-        state = self.budget.state()
-        records = self.records
-        return {**self.usage.to_dict(), "errors": sum(1 for r in records if r.error),
-                "served_from_cache": bool(records) and all(
-                    r.source in ("cache", "replay") for r in records),
-                "max_cost": state.max_cost, "budget_exhausted": state.exhausted,
-                "calls_refused_by_budget": state.refused, "price_table": self.prices.source,
-                **self.throttling()}
+        """Totals for a run summary (see `ModelAccess.summary`)."""
+        return self.access.summary()
 
     def _record(self, record: CallRecord) -> None:
-        with self._lock:
-            self._records.append(record)
-            if self.log_path is not None:
-                self.log_path.parent.mkdir(parents=True, exist_ok=True)
-                line = scrub(json.dumps(record.to_dict(), ensure_ascii=False), self._secrets())
-                with self.log_path.open("a", encoding="utf-8") as fh:
-                    fh.write(line + "\n")
+        self.access.record(record, self._secrets())
 
     def _estimate(self, request: LLMRequest, *, batch: bool) -> float | None:
         return self.prices.cost(request.model,
@@ -420,8 +381,13 @@ class LLMClient:
             error = "model refused to answer (stop_reason refusal)"
         elif validate is not None:
             problem = validate(text)
+            if problem and request.structured == "tool" and stop != "max_tokens" \
+                    and not _calls_a_tool(message):
+                problem = ignored_tool_message(message_text(message))
             if problem:
-                error = f"{INVALID_OUTPUT} (stop_reason {stop}): {problem}"
+                cut = (f"the answer was cut at max_tokens={request.max_tokens}; "
+                       if stop == "max_tokens" else "")
+                error = f"{INVALID_OUTPUT} (stop_reason {stop}): {cut}{problem}"
         if billed and self.cassette is not None:
             self.cassette.add(key, request.to_params(), message, self.target.label())
         if (billed and error is None and stop in COMPLETE_STOP_REASONS
@@ -450,40 +416,74 @@ class LLMClient:
             return found
         if self.use_batches:  # free answers above come at once; the rest join a batch
             return self._batcher.submit(request, repeat, validate).result()
-        estimate, refused = self.admit(request, key, batch=False)
-        if refused is not None:
-            return refused
-        with self._thread_slots:
-            started = time.perf_counter()  # latency is the model's, not the queue's
-            try:
-                answer = self._send(request)
-            except Exception as exc:  # an API failure is recorded, never raised into the run
-                self.budget.settle(estimate, 0.0)
-                return self.fail(request, key, describe_exception(exc),
-                                  latency=time.perf_counter() - started,
-                                  request_id=_request_id_of(exc))
-        return self._settled(request, key, answer, estimate, started, validate)
+        scoped = self.target.scope(key)
+        leads, pending = self.access.lead(scoped)
+        if not leads:
+            return self._shared(request, key, pending.result())
+        response = None
+        try:
+            response = self._call(request, key, validate)
+        finally:
+            self.access.settle(scoped, pending, response)
+        return response
 
     async def acomplete(self, request: LLMRequest, *, repeat: int = 0,
                         validate: Validator | None = None) -> LLMResponse:
-        """Async twin of `complete`, limited by the per-loop semaphore."""
+        """Async twin of `complete`, limited by the endpoint's slots on this loop."""
         key = request.key(repeat)
         found = self.lookup(request, key, validate)
         if found is not None:
             return found
         if self.use_batches:
             return await asyncio.wrap_future(self._batcher.submit(request, repeat, validate))
+        scoped = self.target.scope(key)
+        leads, pending = self.access.lead(scoped)
+        if not leads:
+            return self._shared(request, key, await asyncio.wrap_future(pending))
+        response = None
+        try:
+            response = await self._acall(request, key, validate)
+        finally:
+            self.access.settle(scoped, pending, response)
+        return response
+
+    def _shared(self, request: LLMRequest, key: str, first: LLMResponse) -> LLMResponse:
+        """The answer of an identical call in flight, recorded as sent by none."""
+        record = replace(first.record, key=key, source="shared", input_tokens=0,
+                         output_tokens=0, cache_read_input_tokens=0,
+                         cache_creation_input_tokens=0, cost_usd=0.0,
+                         purpose=request.purpose)
+        self._record(record)
+        return LLMResponse(text=first.text, message=first.message, record=record)
+
+    def _call(self, request: LLMRequest, key: str, validate: Validator | None) -> LLMResponse:
         estimate, refused = self.admit(request, key, batch=False)
         if refused is not None:
             return refused
-        client, slots = self._async_for_loop()
+        with self.access.thread_slots(self.target):
+            started = time.perf_counter()  # latency is the model's, not the queue's
+            try:
+                answer = self._send(request)
+            except Exception as exc:  # an API failure is recorded, never raised into the run
+                self.budget.settle(estimate, 0.0)
+                return self.fail(request, key, call_error(request, exc),
+                                  latency=time.perf_counter() - started,
+                                  request_id=_request_id_of(exc))
+        return self._settled(request, key, answer, estimate, started, validate)
+
+    async def _acall(self, request: LLMRequest, key: str,
+                     validate: Validator | None) -> LLMResponse:
+        estimate, refused = self.admit(request, key, batch=False)
+        if refused is not None:
+            return refused
+        client, slots = self._async_sdk()
         async with slots:
             started = time.perf_counter()
             try:
                 answer = await self._asend(request, client)
             except Exception as exc:  # recorded, as in complete
                 self.budget.settle(estimate, 0.0)
-                return self.fail(request, key, describe_exception(exc),
+                return self.fail(request, key, call_error(request, exc),
                                   latency=time.perf_counter() - started,
                                   request_id=_request_id_of(exc))
         return self._settled(request, key, answer, estimate, started, validate)
@@ -507,7 +507,7 @@ class LLMClient:
                 return self.fail(request, key, "unusable answer: the server's 200 response "
                                  f"has no choices ({detail})", latency=latency, source="api",
                                  request_id=request_id)
-            body = message_body(body)
+            body = message_body(body, request.max_tokens)
         response = self.finish(request, key, body, "api", latency, validate,
                                 request_id=request_id,
                                 fake=bool(raw.headers.get(FAKE_SERVER_HEADER)))
@@ -542,6 +542,22 @@ class LLMClient:
                 return list(pool.map(lambda item: self.complete(item[0], repeat=item[1],
                                                                 validate=validate), items))
         return run_message_batch(self, [(r, n, validate) for r, n in items])
+
+
+def _calls_a_tool(message: dict[str, Any]) -> bool:
+    return any(isinstance(b, dict) and b.get("type") == "tool_use"
+               for b in message.get("content") or [])
+
+
+def call_error(request: LLMRequest, exc: BaseException) -> str:
+    """Why a call failed; a server refusing the structured mode asked for is told so,
+    with the mode to use instead."""
+    text = describe_exception(exc)
+    status = getattr(exc, "status_code", None)  # either SDK's APIStatusError
+    if isinstance(status, int) and status >= 400 and status not in OVERLOADED \
+            and request.structured != "prompt" and rejects_mode(request.structured, text):
+        return rejection_message(request.structured, text)
+    return text
 
 
 def _request_id_of(exc: BaseException) -> str | None:

@@ -81,12 +81,14 @@ def chat_body(body: dict[str, Any], *, official: bool) -> dict[str, Any]:
     return out
 
 
-def message_body(completion: dict[str, Any]) -> dict[str, Any]:
+def message_body(completion: dict[str, Any], max_tokens: int | None = None) -> dict[str, Any]:
     """A Chat Completions response body as a Messages API response body.
 
     Text becomes a text block, a function call a `tool_use` block (arguments that are
     not JSON stay text, so validation names them), `finish_reason` becomes
-    `stop_reason`, and cached prompt tokens count as cache reads.
+    `stop_reason`, and cached prompt tokens count as cache reads. A tool call that
+    used all of `max_tokens` is a cut answer (`max_tokens`), whatever the server says:
+    llama-cpp-python reports one as `finish_reason: tool_calls`.
     """
     choices = completion.get("choices") or []
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
@@ -106,6 +108,9 @@ def message_body(completion: dict[str, Any]) -> dict[str, Any]:
     stop = "refusal" if reply.get("refusal") else \
         STOP_REASONS.get(choice.get("finish_reason") or "stop", "end_turn")
     usage = completion.get("usage") or {}
+    spent = usage.get("completion_tokens")
+    if stop == "tool_use" and max_tokens and isinstance(spent, int) and spent >= max_tokens:
+        stop = "max_tokens"
     prompt, cached = usage.get("prompt_tokens"), \
         (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
     uncached = prompt - cached if isinstance(prompt, int) and isinstance(cached, int) \

@@ -3,9 +3,12 @@ its sampling parameters, and a rendered system prompt named in config.json."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from memeval.llm import LLMClient, get_default_client
+from memeval.llm.access import ModelAccess
+from memeval.llm.client import LLMClient
+from memeval.llm.config import CallTiming, door_config
 from memeval.llm.endpoint import ANTHROPIC, Endpoint, Transport
 from memeval.llm.openai_chat import require_openai
 from memeval.llm.prices import ModelPrice
@@ -17,9 +20,10 @@ class PromptedModel:
     """Mixin; the subclass sets `template`, `system_prompt` and `_client` and calls
     `set_endpoint` in `__init__`.
 
-    The door is looked up on each use, not at construction, so a component built before
-    `set_default_client` still talks through the configured door; a component naming
-    its own server gets a sibling of that door (same cache, cassette and budget).
+    A run hands the component its client with `connect(access)`: the access's client
+    for the component's endpoint, sharing the run's cache, cassette and budget. A
+    component given `client=` keeps that one; one used on its own, never connected,
+    builds an access of its own from the `MEMEVAL_*` environment on first use.
     """
 
     template: PromptTemplate
@@ -33,6 +37,24 @@ class PromptedModel:
     endpoint: Endpoint = ANTHROPIC
     structured: StructuredMode = "json_schema"
     price: ModelPrice | None = None
+    limits: dict[str, float] = {}  # the spec's timeout=/deadline= (seconds)  # noqa: RUF012
+    concurrency: int | None = None  # the spec's cap on calls in flight to its endpoint
+
+    def set_limits(self, timeout: float | None, deadline: float | None,
+                   concurrency: int | None) -> None:
+        """Keep the spec's time limits and concurrency (None: the run's)."""
+        for name, value in (("timeout", timeout), ("deadline", deadline)):
+            if value is not None and not value > 0:
+                raise ValueError(f"{name}={value}: give a positive number of seconds")
+        if concurrency is not None and concurrency < 1:
+            raise ValueError(f"concurrency={concurrency}: at least 1 call at a time")
+        self.limits = {k: float(v) for k, v in (("timeout", timeout), ("deadline", deadline))
+                       if v is not None}
+        self.concurrency = concurrency
+
+    def timing(self, default: CallTiming) -> CallTiming:
+        """The run's timing with this spec's own limits over it."""
+        return replace(default, **self.limits) if self.limits else default
 
     def set_price(self, price_in: float | None, price_out: float | None) -> None:
         """A price for the model, USD per million tokens, when the table has none (a
@@ -82,20 +104,35 @@ class PromptedModel:
             params["seed"] = int(self.sampling_seed)
         return params
 
+    def connect(self, access: ModelAccess) -> None:
+        """Use the run's `access` for every call: its client for this endpoint."""
+        self._client = access.client(self.endpoint, self.timing(access.config.timing))
+        if self.concurrency is not None:
+            access.set_capacity(self.endpoint, self.concurrency,
+                                f"concurrency={self.concurrency} in the spec")
+        if self.price is not None:
+            access.use_price(self.model, self.price)
+
     @property
     def client(self) -> LLMClient:
-        door = self._client or get_default_client()
-        if self._client is None and self.endpoint != ANTHROPIC:
-            door = door.for_endpoint(self.endpoint)
-        if self.price is not None:
-            door.use_price(self.model, self.price)
-        return door
+        """The client calls go through (see the class docstring for where it comes from)."""
+        if self._client is None:
+            self.connect(ModelAccess(door_config()))
+        elif self.price is not None and self._client.prices.price_for(self.model) != self.price:
+            self._client.access.use_price(self.model, self.price)  # a client given as is
+        assert self._client is not None
+        return self._client
 
     def endpoint_config(self) -> dict[str, Any]:
         """Where calls went and how, for config.json (the key's variable, never the key)."""
+        timing = self._client.timing if self._client is not None \
+            else self.timing(CallTiming())
         return {"transport": self.endpoint.transport, "base_url": self.endpoint.base_url,
                 "api_key_env": self.endpoint.key_env, "structured": self.structured,
-                "sampling": self.sampling()}
+                "sampling": self.sampling(), "timeout": timing.timeout,
+                "deadline": timing.deadline,
+                "concurrency": self._client.max_concurrency if self._client is not None
+                else self.concurrency}
 
     @property
     def prompt_name(self) -> str:

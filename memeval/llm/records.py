@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from memeval.usage import Usage
 
-Source = Literal["api", "batch", "cache", "replay", "none"]
+Source = Literal["api", "batch", "cache", "replay", "shared", "none"]
 
 # stop reasons that mean the model finished its answer; anything else is not cached
 COMPLETE_STOP_REASONS = frozenset({"end_turn", "stop_sequence", "tool_use"})
@@ -22,7 +22,8 @@ class CallRecord:
         model: the model asked.
         purpose: the caller's label (`selector`, `judge`).
         source: where the answer came from: the API, a batch, the cache, a cassette,
-            or `none` when no answer was had.
+            `shared` (an identical call in flight at the same time answered it), or
+            `none` when no answer was had.
         input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens:
             billed tokens (zero for cache and replay hits, which cost nothing).
         cost_usd: price of those tokens; None when the model is not in the price table.

@@ -93,3 +93,45 @@ def tool_input(message: dict[str, Any], name: str = TOOL_NAME) -> Any:
                 and block.get("name") == name:
             return block.get("input")
     return None
+
+
+# Words an error names when a server refuses a structured mode, e.g. llama-cpp-python's
+# HTTP 500 "Input should be 'text' or 'json_object'" for `response_format: json_schema`,
+# or llama-server's 400 "tools param requires --jinja flag".
+_REJECTION_WORDS: dict[StructuredMode, tuple[str, ...]] = {
+    "json_schema": ("json_schema", "response_format", "json_object", "output_config",
+                    "output_format", "structured output"),
+    "tool": ("tool", "function"),
+}
+INSTEAD: dict[StructuredMode, str] = {"json_schema": "structured=tool (or structured=prompt)",
+                                      "tool": "structured=prompt (or structured=json_schema)"}
+
+
+def asked_mode(body: dict[str, Any]) -> StructuredMode:
+    """The structured mode a wire request body (either API) asks for."""
+    fmt = body.get("response_format")
+    if (isinstance(fmt, dict) and fmt.get("type") == "json_schema") \
+            or "output_config" in body or "output_format" in body:
+        return "json_schema"
+    return "tool" if body.get("tool_choice") else "prompt"
+
+
+def rejects_mode(mode: StructuredMode, error_text: str) -> bool:
+    """Whether an error answer to a request in `mode` says the server refuses that mode
+    (retrying it would only fail again)."""
+    text = error_text.lower()
+    return any(word in text for word in _REJECTION_WORDS.get(mode, ()))
+
+
+def rejection_message(mode: StructuredMode, detail: str) -> str:
+    """Our error for a server that refused `mode`: what it said and the mode to try."""
+    return (f"the server rejected structured={mode} ({detail}); this server needs "
+            f"{INSTEAD[mode]} in the spec")
+
+
+def ignored_tool_message(text: str) -> str | None:
+    """Our problem for a forced tool answered with prose (None when a tool was called)."""
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    return ("the server ignored the forced tool and answered prose "
+            f"({shown!r}); it does not honour tool calls (llama-server needs --jinja and "
+            "a chat template with tools): use structured=prompt or structured=json_schema")

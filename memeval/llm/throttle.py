@@ -14,6 +14,7 @@ import asyncio
 import time
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 OVERLOADED = frozenset({429, 529})
 COOLDOWN_S = 1.0
@@ -42,6 +43,8 @@ class AdaptiveSlots:
         self.limit = float(self.cap)
         self.log = log or ThrottleLog()
         self.in_flight = 0
+        self.orphans = 0  # abandoned requests still holding a slot
+        self._holding: set[asyncio.Future[None]] = set()
         self._cooldown = cooldown
         self._cut_at = -cooldown
         self._changed = asyncio.Condition()
@@ -67,5 +70,26 @@ class AdaptiveSlots:
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
                         trace: TracebackType | None) -> None:
         self.in_flight -= 1  # before the lock: a cancel while waiting for it loses no slot
+        await self._notify()
+
+    def hold(self, orphan: asyncio.Future[Any]) -> None:
+        """Keep a slot taken until `orphan` ends: a request the run gave up on that the
+        server may still be computing (see `memeval.llm.deadline`)."""
+        self.in_flight += 1
+        self.orphans += 1
+
+        async def release() -> None:
+            try:
+                await asyncio.wait({orphan})
+            finally:
+                self.in_flight -= 1
+                self.orphans -= 1
+                await self._notify()
+
+        task = asyncio.ensure_future(release())
+        self._holding.add(task)
+        task.add_done_callback(self._holding.discard)
+
+    async def _notify(self) -> None:
         async with self._changed:
             self._changed.notify_all()

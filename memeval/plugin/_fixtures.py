@@ -13,7 +13,7 @@ import pytest
 
 from memeval.errors import MemevalError
 from memeval.labels import GOLD
-from memeval.plugin._sources import cassette_client, marker_cassette, model_source
+from memeval.plugin._sources import cassette_models, marker_cassette, model_source
 from memeval.plugin._state import judged_name, state_of
 
 if TYPE_CHECKING:
@@ -68,7 +68,8 @@ def selector(pytestconfig: pytest.Config) -> Any:
     """A fresh selector built from the first --memeval-selector spec (default oracle)."""
     from memeval.selectors import resolve_selector
 
-    return resolve_selector(state_of(pytestconfig).settings.selectors[0])
+    state = state_of(pytestconfig)
+    return resolve_selector(state.settings.selectors[0], models=state.models)
 
 
 @pytest.fixture
@@ -78,13 +79,12 @@ def judge(request: pytest.FixtureRequest) -> Iterator[Any]:
     from memeval.judges import resolve_judge
 
     state = state_of(request.config)
-    built = resolve_judge(state.settings.judge)
     source = model_source(state.settings, marker_cassette(request.node))
     if source.kind == "cassette" and source.cassette is not None:
-        with cassette_client(source.cassette):
-            yield built
+        with cassette_models(source.cassette) as models:
+            yield resolve_judge(state.settings.judge, models=models)
     else:
-        yield built
+        yield resolve_judge(state.settings.judge, models=state.models)
 
 
 @dataclass

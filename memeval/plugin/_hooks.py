@@ -20,7 +20,12 @@ from memeval.plugin._options import (
     WORKER_OUTPUT_KEY,
     read_settings,
 )
-from memeval.plugin._sources import cassette_client, marker_cassette, model_source
+from memeval.plugin._sources import (
+    cassette_models,
+    marker_cassette,
+    model_source,
+    option_models,
+)
 from memeval.plugin._state import STATE, PluginState, is_worker, state_of
 
 if TYPE_CHECKING:
@@ -53,14 +58,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.profile:
         os.environ[PROFILE_ENV] = settings.profile
     state = PluginState(settings, config.rootpath)
-    if settings.replay is not None or settings.record is not None:
-        from memeval.llm import configure
-
-        try:
-            configure(replay=settings.replay, record=settings.record, cache=False)
-        except MemevalError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        state.configured_llm = True
+    try:
+        state.models = option_models(settings)
+    except MemevalError as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.stash[STATE] = state
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "dist", "no") == "load":
         # One session unit serves many items; keeping them on one worker runs it once.
@@ -69,10 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
-    if state is not None and state.configured_llm:
-        from memeval.llm import set_default_client
-
-        set_default_client(None)
+    if state is not None and state.models is not None:
+        state.models.close()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -148,8 +147,7 @@ def _plan_judged(state: PluginState, items: list[pytest.Item]) -> None:
     store = state.store
     store.add_judge(state.judged_name)
     if source.kind == "cassette" and source.cassette is not None:
-        cassette = source.cassette
-        store.prepare = lambda: cassette_client(cassette)
+        store.use_models(cassette_models(source.cassette))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import pytest
 
 from memeval.plugin._options import KEY_ENV, Settings
+
+if TYPE_CHECKING:
+    from memeval.llm import ModelAccess
 
 
 @dataclass(frozen=True)
@@ -59,13 +60,19 @@ def marker_cassette(item: pytest.Item) -> Path | None:
     return path if path.is_absolute() else item.path.parent / path
 
 
-@contextlib.contextmanager
-def cassette_client(path: Path) -> Iterator[None]:
-    """Answer the model door from `path` while the block runs (the marker's cassette)."""
-    from memeval.llm import build_client, set_default_client
+def cassette_models(path: Path) -> ModelAccess:
+    """Model access that answers from the cassette at `path` only (the marker's)."""
+    from memeval.llm import ModelAccess, door_config
 
-    set_default_client(build_client(replay=path, cache=False))
-    try:
-        yield
-    finally:
-        set_default_client(None)  # back to "built from the environment on first use"
+    return ModelAccess(door_config(replay=path, cache=False))
+
+
+def option_models(settings: Settings) -> ModelAccess | None:
+    """The access the --memeval-replay / --memeval-record options ask for; None when
+    neither is given (a component then builds its own from the environment)."""
+    if settings.replay is None and settings.record is None:
+        return None
+    from memeval.llm import ModelAccess, door_config
+
+    return ModelAccess(door_config(replay=settings.replay, record=settings.record,
+                                   cache=False))

@@ -13,6 +13,7 @@ from memeval.plugin._options import DEFAULT_JUDGE, Settings
 from memeval.plugin._sources import ModelSource
 
 if TYPE_CHECKING:
+    from memeval.llm import ModelAccess
     from memeval.plugin.suite import SuiteStore
     from memeval.scoring.gate import GateResult
 
@@ -23,7 +24,7 @@ class PluginState:
     _store: SuiteStore | None = None
     judged_source: ModelSource | None = None
     judged_name: str | None = None
-    configured_llm: bool = False
+    models: ModelAccess | None = None  # what --memeval-replay/--memeval-record built
     specs_checked: bool = False
     spec_error: str | None = None
     summary: dict[str, Any] | None = None
@@ -43,7 +44,8 @@ class PluginState:
                                selectors=settings.selectors, judges=(GOLD,), concurrency=1,
                                compat=settings.compat)  # type: ignore[arg-type]
             self._store = SuiteStore(config, roots=(self.rootpath,
-                                                    bundled_fixtures_dir().parent))
+                                                    bundled_fixtures_dir().parent),
+                                     models=self.models)
         return self._store
 
     def has_units(self) -> bool:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memeval.jsonenc import json_safe
 from memeval.judges import resolve_judge
@@ -44,6 +44,9 @@ from memeval.session import MAX_SURFACED_PER_TURN, Compat
 # Where the truncation note starts (SPEC §2.6); limits apply to the content before it.
 NOTE_START = "\n\n> This memory file was truncated ("
 UnitKey = tuple[str, str, int]
+
+if TYPE_CHECKING:
+    from memeval.llm import ModelAccess
 
 
 @dataclass(frozen=True)
@@ -230,14 +233,14 @@ class SuiteStore:
         roots: folders scenario ids are shown relative to (rootdir first).
         judges: judge spec strings every unit is scored with; the Claude judge is added
             by the plugin when a judged suite runs.
-        prepare: called around each unit with its judges, e.g. to install a cassette
-            client; returns a context manager.
+        models: the model access handed to every selector and judge (a cassette's,
+            or the --memeval-replay one); None lets each build its own.
     """
 
     config: RunConfig
     roots: tuple[Path, ...] = ()
     judges: list[str] = field(default_factory=lambda: [GOLD])
-    prepare: Callable[[], Any] | None = None
+    models: ModelAccess | None = None
     _loaded: LoadResult | None = None
     _units: dict[tuple[str, str], UnitOutcome] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -285,9 +288,14 @@ class SuiteStore:
             self.judges = [*self.judges, spec]
             self._built_judges = None
 
+    def use_models(self, models: ModelAccess) -> None:
+        """Hand `models` to every selector and judge built from now on."""
+        self.models, self._built_judges = models, None
+
     def built_judges(self) -> list[Judge]:
         if self._built_judges is None:
-            self._built_judges = [resolve_judge(spec) for spec in self.judges]
+            self._built_judges = [resolve_judge(spec, models=self.models)
+                                  for spec in self.judges]
         return self._built_judges
 
     # -- running ------------------------------------------------------------------------
@@ -299,11 +307,8 @@ class SuiteStore:
                 return cached
             scenario = self.scenario(scenario_id)
             judges = self.built_judges()
-            if self.prepare is not None:
-                with self.prepare():
-                    rows = run_unit(Unit(scenario, selector, 0), self.config, judges)
-            else:
-                rows = run_unit(Unit(scenario, selector, 0), self.config, judges)
+            rows = run_unit(Unit(scenario, selector, 0), self.config, judges,
+                            models=self.models)
             records = [r.record for r in rows]
             problems = invariant_problems(scenario, records, Compat.from_spec(self.config.compat))
             outcome = UnitOutcome.scored(scenario, selector, rows, problems)

@@ -32,7 +32,7 @@ def default_scenarios() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class LLMOptions:
-    """How model calls are made (see `memeval.llm.build_client`); `None` defers to the
+    """How model calls are made (see `memeval.llm.door_config`); `None` defers to the
     `MEMEVAL_*` environment variables.
 
     Args:
@@ -42,6 +42,8 @@ class LLMOptions:
         max_cost: USD budget; calls that would pass it are refused and recorded.
         batches: send calls through the Message Batches API (half price, slower).
         prices: price table overriding the bundled one.
+        timeout: seconds per HTTP attempt (default 60).
+        deadline: seconds per call, retries included (default 80).
     """
 
     cache: str | bool | None = None
@@ -50,6 +52,8 @@ class LLMOptions:
     max_cost: float | None = None
     batches: bool | None = None
     prices: str | None = None
+    timeout: float | None = None
+    deadline: float | None = None
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tqdm import tqdm
 
@@ -53,6 +53,9 @@ from memeval.scoring.summary import SummaryPass
 from memeval.selectors import resolve_selector
 from memeval.selectors.base import Selector
 from memeval.session import Compat
+
+if TYPE_CHECKING:
+    from memeval.llm.access import ModelAccess
 
 SYNC_EVERY_S = 0.5  # rows wait at most this long before an fsync; their answers are cached
 
@@ -182,7 +185,8 @@ class Summarizer(Protocol):
 
 def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
              page: Page | None = None, finish: Summarizer | None = None,
-             shard: Shard | None = None, retry_errors: bool = False) -> RunOutcome:
+             shard: Shard | None = None, retry_errors: bool = False,
+             say: Callable[[str], None] | None = None) -> RunOutcome:
     """Run (or resume) the evaluation described by `config` into `run_dir`.
 
     Args:
@@ -196,6 +200,8 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
         shard: run only this share of the units (see `memeval.run.shards`).
         retry_errors: run again the finished sessions that had a selector or judge
             error (the rest of the folder is kept).
+        say: told, before any call, how many calls each model endpoint gets at once
+            and why (the CLI prints it).
     """
     loaded = load_many(config.scenarios)
     scenario_errors = tuple(str(error) for error in loaded.errors)
@@ -212,21 +218,23 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
                            "scenario's turns with their categories")
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
-    # before configuring the door: a configured client would count as access
     check_model_access(config, [*selectors, *judges])
-    llm_client = _configure_llm(config, [*selectors, *judges])
-    if llm_client is not None and llm_client.budget.max_cost is not None:
-        from memeval.llm import LLMClient
+    notes: list[str] = []
+    models = _open_models(config, [*selectors, *judges], notes.append)
+    try:
+        return _run(config, run_dir, scenarios, scenario_errors, selectors, judges, models,
+                    progress=progress, page=page, finish=finish, shard=shard,
+                    retry_errors=retry_errors, notes=notes, say=say or (lambda _: None))
+    finally:
+        if models is not None:
+            models.close()
 
-        unpriced = sorted({m for c in (*selectors, *judges)
-                           if isinstance(m := getattr(c, "model", None), str)
-                           and isinstance(door := getattr(c, "client", None), LLMClient)
-                           and door.prices.price_for(m) is None})
-        if unpriced:
-            raise MemevalError(
-                f"--max-cost cannot be enforced: no price for {', '.join(unpriced)} in "
-                f"{llm_client.prices.source}; add it with --prices FILE or the spec's "
-                "price_in=…&price_out=… (USD per million tokens), or drop --max-cost")
+
+def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
+         scenario_errors: tuple[str, ...], selectors: Sequence[Selector],
+         judges: Sequence[Judge], models: ModelAccess | None, *, progress: bool,
+         page: Page | None, finish: Summarizer | None, shard: Shard | None, retry_errors: bool,
+         notes: Sequence[str], say: Callable[[str], None]) -> RunOutcome:
     run_dir.mkdir(parents=True, exist_ok=True)
     _check_resumable(run_dir, config, shard)
 
@@ -234,6 +242,8 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
                                                               strict=True)}
     units = plan_units(scenarios, config, shard, remembers=remembers.__getitem__)
     with ResultsWriter(run_dir, retry_errors=retry_errors, sync_every=SYNC_EVERY_S) as writer:
+        for note in notes:  # once the folder is the run's: a refused run tells one line
+            say(note)
         done = writer.completed_turns()
         todo = [u for u in units if not u.turn_keys <= done]
         write_json(run_dir / CONFIG_FILE, {
@@ -256,7 +266,8 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
             run_coroutine(run_units(todo, config, judges, on_rows=write,
                                     on_error=failures.add, on_turn=lambda: bar.update(1),
                                     stop=stop, every=(SYNC_EVERY_S, writer.flush),
-                                    in_flight=units_in_flight(config, len(todo), llm_client)))
+                                    in_flight=units_in_flight(config, len(todo), models),
+                                    models=models), models=models)
         bar.close()
         writer.flush()
         unit_errors = failures.messages()
@@ -265,8 +276,8 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
             left = len(todo) - writer.units_written - failures.count
             raise RunInterrupted(writer.units_written, left)
         extra: dict[str, Any] = {"unit_errors": unit_errors}
-        if llm_client is not None:
-            extra["llm"] = llm_client.summary()
+        if models is not None:
+            extra["llm"] = models.summary()
         summary = (finish or finish_run)(run_dir, extra, digest=digest)
         if not unit_errors:  # a failed unit has no rows: rerunning retries just it
             writer.mark_complete()
@@ -276,12 +287,12 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
                       unit_errors=tuple(unit_errors), units_retried=writer.retried)
 
 
-def units_in_flight(config: RunConfig, units: int, door: Any) -> int:
+def units_in_flight(config: RunConfig, units: int, models: ModelAccess | None) -> int:
     """Units started at once: `--concurrency`; with Message Batches, every unit (up to
     a batch's size), so one batch fills with the turns of all of them rather than
     `--concurrency` calls at a time."""
-    if door is not None and door.use_batches:
-        return max(config.concurrency, min(units, door.batch_max))
+    if models is not None and models.use_batches:
+        return max(config.concurrency, min(units, models.batch_max))
     return config.concurrency
 
 
@@ -381,10 +392,9 @@ def check_model_access(config: RunConfig, components: Iterable[Any]) -> None:
     calling = model_components(components)
     if not calling:  # an offline run never loads the SDK
         return
-    from memeval.llm import default_client_installed
     from memeval.llm.config import REPLAY_ENV
 
-    if config.llm.replay or os.environ.get(REPLAY_ENV) or default_client_installed():
+    if config.llm.replay or os.environ.get(REPLAY_ENV):
         return
     missing: dict[str, list[str]] = {}
     for component in calling:
@@ -401,20 +411,57 @@ def check_model_access(config: RunConfig, components: Iterable[Any]) -> None:
         "(bm25, recency, oracle, ...) with the gold judge need no model.")
 
 
-def _configure_llm(config: RunConfig, components: Iterable[Any]) -> Any:
-    """Set up the model door once for the run, before any call (model components look
-    the door up on each use, so they may be built first)."""
-    if not uses_model(components):
+def _open_models(config: RunConfig, components: Sequence[Any],
+                 say: Callable[[str], None]) -> ModelAccess | None:
+    """The run's model access, handed to every component that calls a model (the
+    selectors get it as each is built); None for an offline run, which never loads
+    the SDKs. Each endpoint's concurrency is the spec's `concurrency=`, else what the
+    server states (`/props`), else the run's; `say` is told the choice. Refuses a
+    `--max-cost` it could not enforce, before any call."""
+    calling = model_components(components)
+    if not calling:
         return None
-    from memeval.llm import configure
-    from memeval.llm.config import CONCURRENCY_ENV
+    from memeval.llm.access import ModelAccess, connect
+    from memeval.llm.config import CONCURRENCY_ENV, door_config
 
     options: dict[str, Any] = {k: v for k, v in asdict(config.llm).items() if v is not None}
     if not os.environ.get(CONCURRENCY_ENV):
         # Each session has at most one call in flight, so the door should admit as many
         # calls as there are sessions; a smaller cap would quietly serialize the run.
         options["max_concurrency"] = max(1, config.concurrency)
-    return configure(**options)
+    models = ModelAccess(door_config(**options))
+    for component in calling:
+        connect(component, models)
+    if models.budget.max_cost is not None:
+        unpriced = models.unpriced(m for c in calling
+                                   if isinstance(m := getattr(c, "model", None), str))
+        if unpriced:
+            raise MemevalError(
+                f"--max-cost cannot be enforced: no price for {', '.join(unpriced)} in "
+                f"{models.prices.source}; add it with --prices FILE or the spec's "
+                "price_in=…&price_out=… (USD per million tokens), or drop --max-cost")
+    _choose_concurrency(models, calling, say)
+    return models
+
+
+def _choose_concurrency(models: ModelAccess, calling: Sequence[Any],
+                        say: Callable[[str], None]) -> None:
+    from memeval.llm.capacity import server_props
+
+    endpoints = list(dict.fromkeys(c.endpoint for c in calling))
+    for endpoint in endpoints:
+        props = server_props(endpoint)
+        if props.total_slots is not None and not models.capacity_set(endpoint):
+            models.set_capacity(endpoint, props.total_slots,
+                                f"the server's /props says total_slots={props.total_slots}")
+        say(f"model calls to {endpoint.label()}: at most {models.capacity(endpoint)} at a "
+            f"time ({models.capacity_reason(endpoint)})")
+        tools = [c.name for c in calling if c.endpoint == endpoint
+                 and getattr(c, "structured", None) == "tool"]
+        if props.supports_tool_calls is False and tools:
+            say(f"warning: {endpoint.label()} says it cannot call tools "
+                f"(/props supports_tool_calls: false), so {', '.join(tools)} with "
+                "structured=tool will get prose; use structured=prompt or json_schema")
 
 
 def timestamped_run_dir(reports_dir: Path) -> Path:

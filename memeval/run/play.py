@@ -10,7 +10,6 @@ oracle, via `use_labels`); the session never sees them.
 from __future__ import annotations
 
 import asyncio
-import sys
 import tempfile
 import threading
 from collections import Counter
@@ -19,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from memeval.judges.base import Judge, Judgement, JudgeRequest, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
@@ -46,6 +45,9 @@ from memeval.startup.context import (
     normalize_memory_filename,
     startup_contexts_for,
 )
+
+if TYPE_CHECKING:
+    from memeval.llm.access import ModelAccess
 
 T = TypeVar("T")
 
@@ -193,8 +195,9 @@ def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
     )
 
 
-def build_selector(spec: str, config: RunConfig) -> Selector:
-    selector = resolve_selector(spec)
+def build_selector(spec: str, config: RunConfig, models: ModelAccess | None = None) -> Selector:
+    """The selector `spec` names, given the run's model access, shuffled if asked."""
+    selector = resolve_selector(spec, models=models)
     return ShuffledManifestSelector(selector, config.seed) if config.shuffle_manifest else selector
 
 
@@ -247,32 +250,34 @@ def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0,
 
 def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
              on_turn: Callable[[], None] = lambda: None,
-             stop: threading.Event | None = None) -> list[TurnResult]:
+             stop: threading.Event | None = None,
+             models: ModelAccess | None = None) -> list[TurnResult]:
     """Play one unit on its own world and return its rows (nothing is written here).
 
     The blocking door to `play_unit`, for callers without an event loop (the pytest
     plugin, tests); the runner plays many units at once instead. When `stop` is set,
-    the unit ends at the next turn boundary with `StopRequested`.
+    the unit ends at the next turn boundary with `StopRequested`. `models` is the
+    run's model access, handed to the unit's selector.
     """
     async def one() -> list[TurnResult]:
         with World(unit.scenario, unit.repeat, config, (unit,)) as world:
-            return await play_unit(world, unit, build_selector(unit.selector_spec, config),
+            return await play_unit(world, unit,
+                                   build_selector(unit.selector_spec, config, models),
                                    judges, on_turn, stop)
 
-    return run_coroutine(one())
+    return run_coroutine(one(), models=models)
 
 
-def run_coroutine(coroutine: Coroutine[Any, Any, T]) -> T:
+def run_coroutine(coroutine: Coroutine[Any, Any, T], *, models: ModelAccess | None = None) -> T:
     """`asyncio.run`, also from inside a running event loop (a sync Playwright session
-    in the same process runs one): then in a thread of its own. The model door's
-    clients of the loop are closed before it ends (their connections belong to it)."""
+    in the same process runs one): then in a thread of its own. The clients of
+    `models` on the loop are closed before it ends (their connections belong to it)."""
     async def then_close() -> T:
         try:
             return await coroutine
         finally:
-            llm = sys.modules.get("memeval.llm")  # never imported by an offline run
-            if llm is not None:
-                await llm.close_loop_clients()
+            if models is not None:
+                await models.aclose_for_loop()
 
     try:
         asyncio.get_running_loop()

@@ -15,6 +15,7 @@ import threading
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memeval.judges.base import Judge
 from memeval.log import TurnResult
@@ -23,6 +24,9 @@ from memeval.run.interrupt import StopRequested
 from memeval.run.play import Unit, World, build_selector, carries_state, play_unit
 from memeval.run.scratch import WorldsFolder, scratch_folder, world_bytes
 from memeval.selectors.base import Selector
+
+if TYPE_CHECKING:
+    from memeval.llm.access import ModelAccess
 
 WorldKey = tuple[int, int]  # (id of the scenario, repeat)
 
@@ -39,8 +43,9 @@ class Worlds:
     world or selector that fails to build fails every unit that needs it, alone.
     """
 
-    def __init__(self, units: Sequence[Unit], config: RunConfig) -> None:
-        self.config = config
+    def __init__(self, units: Sequence[Unit], config: RunConfig,
+                 models: ModelAccess | None = None) -> None:
+        self.config, self.models = config, models
         self._units: dict[WorldKey, list[Unit]] = {}
         for unit in units:
             self._units.setdefault(world_key(unit), []).append(unit)
@@ -69,7 +74,7 @@ class Worlds:
         shared = self._selectors.get(key)
         if shared is None:
             try:
-                shared = build_selector(unit.selector_spec, self.config)
+                shared = build_selector(unit.selector_spec, self.config, self.models)
             except Exception as exc:
                 shared = exc
             self._selectors[key] = shared
@@ -78,7 +83,8 @@ class Worlds:
             if isinstance(world, World) and world.walk is not None:
                 world.walk.taken(*unit.turn_indices)  # this unit will take none of them
             raise shared
-        return build_selector(unit.selector_spec, self.config) if carries_state(shared) \
+        return build_selector(unit.selector_spec, self.config, self.models) \
+            if carries_state(shared) \
             else shared
 
     def release(self, unit: Unit) -> None:
@@ -106,7 +112,8 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
                     on_error: Callable[[Unit, Exception], None],
                     on_turn: Callable[[], None] = lambda: None,
                     stop: threading.Event | None = None, in_flight: int | None = None,
-                    every: tuple[float, Callable[[], None]] | None = None) -> None:
+                    every: tuple[float, Callable[[], None]] | None = None,
+                    models: ModelAccess | None = None) -> None:
     """Play `units`, at most `in_flight` (default `config.concurrency`) at once, in the
     order given.
 
@@ -115,9 +122,10 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
     running ones end at their next turn boundary without rows. `every` = (seconds,
     call) is called that often while units run (the writer's flush). If `on_rows`
     fails (the disk is full), no unit starts any more and the first such error is
-    raised once the running ones have ended.
+    raised once the running ones have ended. `models` is the run's model access,
+    handed to each selector built.
     """
-    worlds = Worlds(units, config)
+    worlds = Worlds(units, config, models)
     slots = asyncio.Semaphore(max(1, in_flight or config.concurrency))
     running: set[asyncio.Task[None]] = set()
     fatal: list[BaseException] = []

@@ -49,6 +49,7 @@ _SCALARS: dict[str, tuple[type, ...]] = {"repeats": (int,), "concurrency": (int,
                                          "history": (str,)}
 _CHOICES = {"compat": ("faithful", "hardened"), "history": ("gold", "own")}
 _LLM_PATHS = ("record", "replay", "prices")
+_LLM_SECONDS = ("timeout", "deadline")
 
 
 def load_sweep(path: Path) -> dict[str, Any]:
@@ -110,6 +111,12 @@ def _llm(path: Path, table: Any) -> LLMOptions:
     for key in table:
         if key not in allowed:
             raise MemevalError(f"{path}: unknown key llm.{key}{_hint(key, allowed)}")
+    for key in _LLM_SECONDS:
+        value = table.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                  or value <= 0):
+            raise MemevalError(f"{path}: llm.{key} = {value!r} must be a positive number "
+                               "of seconds")
     paths = {k: _near(path, v) for k, v in table.items()
              if (k in _LLM_PATHS or k == "cache") and isinstance(v, str)}
     return LLMOptions(**{**table, **paths})

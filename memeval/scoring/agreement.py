@@ -19,12 +19,12 @@ import numpy as np
 
 from memeval.errors import MemevalError
 from memeval.judges.base import Judgement
+from memeval.scoring.catalog import CONFIDENCE
 
 if TYPE_CHECKING:  # pandas and scipy load on first use: every row read imports this package
     import pandas as pd
 
 CATEGORIES: tuple[str, ...] = ("relevant", "acceptable", "irrelevant")  # unscored is left out
-CONFIDENCE = 0.95
 N_RESAMPLES = 2000
 SEED = 0
 

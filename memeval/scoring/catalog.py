@@ -19,6 +19,9 @@ Direction = Literal["higher", "lower"]
 Kind = Literal["ratio", "proportion", "count"]
 IntervalMethod = Literal["cluster bootstrap", "wilson"]
 
+CONFIDENCE = 0.95  # every interval's level, and the one-sided gate bound's
+FALSE_FAILURE = 0.05  # the A/A failure rate a calibrated gate margin allows
+
 
 @dataclass(frozen=True)
 class Metric:

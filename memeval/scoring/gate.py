@@ -34,8 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
 from memeval.jsonenc import finite, json_safe
-from memeval.scoring.catalog import GATED, PRIMARY, metric
-from memeval.scoring.stats import CONFIDENCE, FALSE_FAILURE
+from memeval.scoring.catalog import CONFIDENCE, FALSE_FAILURE, GATED, PRIMARY, metric
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -23,6 +23,7 @@ from memeval.log import TurnResult
 from memeval.scoring.agreement import agreement
 from memeval.scoring.catalog import BY_NAME, HEADLINE
 from memeval.scoring.metrics import (
+    JUDGE_FAILURES,
     TURN_COLUMNS,
     aggregate,
     judged_input,
@@ -134,12 +135,18 @@ def alerts(overall: Sequence[Mapping[str, Any]]) -> list[str]:
     out = []
     for row in overall:
         who, n = f"{row['selector']} × {row['judge']}", int(row["n_turns"])
+        reasons = row.get("unscored_reasons") or {}
+        # the judge's rate also counts turns it left ungraded; those are told below
+        ungraded = sum(reasons.get(r, 0) for r in JUDGE_FAILURES)
         for kind in ("selector", "judge"):
-            rate = row.get(f"{kind}_error_rate") or 0
-            if rate:
-                out.append(f"{who}: the {kind} errored on {round(rate * n)} of {n} turns "
-                           f"({rate:.0%}); those turns are unscored, not counted as answers")
-        other = {k: v for k, v in (row.get("unscored_reasons") or {}).items()
+            failed = round((row.get(f"{kind}_error_rate") or 0) * n)
+            if kind == "judge":
+                failed = max(0, failed - ungraded)
+            if failed:
+                out.append(f"{who}: the {kind} errored on {failed} of {n} turns "
+                           f"({failed / n:.0%}); those turns are unscored, not counted as "
+                           "answers")
+        other = {k: v for k, v in reasons.items()
                  if k not in ("selector error", "judge error")}
         for reason, count in other.items():
             out.append(f"{who}: {count} of {n} turns unscored ({reason})")

@@ -8,10 +8,13 @@ packages add theirs under the entry-point group `memeval.selectors`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memeval._spec import ParamInfo, Registry, lazy_factory
 from memeval.selectors.base import Selector
+
+if TYPE_CHECKING:
+    from memeval.llm.access import ModelAccess
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,18 +40,24 @@ def selector(name: str, *, arg: str | None = None) -> Callable[[F], F]:
     return SELECTORS.decorator(name, arg=arg)  # type: ignore[return-value]
 
 
-def resolve_selector(spec: str) -> Selector:
+def resolve_selector(spec: str, *, models: ModelAccess | None = None) -> Selector:
     """Build the selector a spec string names; `.name` is its canonical spec.
 
     Args:
         spec: `name[:arg][?key=value&...]`, e.g. `bm25?k=3&threshold=0.5`,
             `recency?k=3`, `random?seed=7`, `claude:claude-sonnet-4-6?prompt=conservative`.
+        models: the run's model access, handed to a component that calls models.
 
     Raises:
         MemevalError: unknown name, unknown parameter or a value of the wrong type;
             the message names the spec and the valid parameters.
     """
-    return SELECTORS.resolve(spec)
+    built = SELECTORS.resolve(spec)
+    if models is not None:  # only a run that calls models has built one
+        from memeval.llm.access import connect
+
+        connect(built, models)
+    return built
 
 
 def available_selectors() -> dict[str, str]:

@@ -154,7 +154,7 @@ class ClaudeSelector(PromptedModel):
         prompt: a bundled prompt name (`conservative`, `recall`, `staleness`) or the
             path of the user's own jinja2 template (it receives `max_memories`).
         stateful: keep one conversation per memdir per session (see module doc).
-        client: the model door; default the process-wide `get_default_client()`.
+        client: the model door to use as is; a run hands one over with `connect`.
         name: the spec string this selector was built from (for reports).
         max_tokens: output cap; the reference uses 256.
         temperature, top_p: sampling, sent when given (and part of the cache key).
@@ -163,6 +163,10 @@ class ClaudeSelector(PromptedModel):
         api_key_env: the variable holding the key (default `ANTHROPIC_API_KEY`).
         price_in, price_out: USD per million input / output tokens, for a model the
             price table lacks (else its cost is unknown).
+        timeout, deadline: seconds per attempt and per call (retries included) for
+            this component's calls; default the run's (`--timeout`, `--deadline`).
+        concurrency: most calls in flight to this endpoint; default what the server
+            states (llama.cpp's `/props`), else the run's `--concurrency`.
         structured: how the JSON answer is asked for: `json_schema` (the API's
             structured output), `tool` (a forced tool call) or `prompt` (the shape
             described in the system prompt, the answer parsed leniently).
@@ -176,9 +180,12 @@ class ClaudeSelector(PromptedModel):
                  temperature: float | None = None, top_p: float | None = None,
                  seed: int | None = None, base_url: str | None = None,
                  api_key_env: str | None = None, structured: str = "json_schema",
-                 price_in: float | None = None, price_out: float | None = None) -> None:
+                 price_in: float | None = None, price_out: float | None = None,
+                 timeout: float | None = None, deadline: float | None = None,
+                 concurrency: int | None = None) -> None:
         self.model = model or self._default_model()
         self.set_price(price_in, price_out)
+        self.set_limits(timeout, deadline, concurrency)
         self.temperature, self.top_p, self.sampling_seed = temperature, top_p, seed
         self.template = load_prompt(prompt, PROMPTS_DIR)
         self.system_prompt = self.template.render(max_memories=MAX_SELECTED)

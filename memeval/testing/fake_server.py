@@ -26,11 +26,13 @@ import itertools
 import json
 import math
 import re
+import select
 import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -168,16 +170,44 @@ class FakeMessagesServer:
         port: port on 127.0.0.1; 0 picks a free one.
         honour_response_format: False acts like servers that silently drop Chat
             Completions' `response_format` (the model then sees no schema).
+        slots: answer at most this many model requests at once, queueing the rest, as
+            llama.cpp's servers do, and state it at `GET /props` (`total_slots`);
+            None answers every request at once and serves no `/props`.
+        cancels_on_disconnect: False acts like llama-cpp-python, which goes on
+            computing (and holding its slot) for a client that left; True stops, as
+            llama-server does.
+        reject_json_schema: answer Chat Completions' `response_format: json_schema`
+            with llama-cpp-python's HTTP 500 ("Input should be 'text' or 'json_object'"),
+            and the Messages API's `output_config` with a 400, as servers without
+            structured output do.
+        drop_tools: ignore `tools` and `tool_choice` and answer prose, as llama-server
+            does without a chat template that supports tools (its `/props` then says
+            `supports_tool_calls: false`).
+        cut_tool_calls_as: the `finish_reason` of a tool call cut at `max_tokens`
+            (`length`; llama-cpp-python says `tool_calls`).
 
-    Use as a context manager; `.url` is the base URL for the SDK, `.requests` the log.
+    Use as a context manager; `.url` is the base URL for the SDK, `.requests` the log;
+    `.peak_held` is the most model requests it ever held at once (queued or computing,
+    abandoned ones included).
     """
 
     def __init__(self, behaviour: Behaviour | None = None, *, latency: float = 0.0,
                  batch_polls: int = 1, min_cache_tokens: int = 0,
                  require_auth: bool = True, port: int = 0,
-                 honour_response_format: bool = True) -> None:
+                 honour_response_format: bool = True, slots: int | None = None,
+                 cancels_on_disconnect: bool = True, reject_json_schema: bool = False,
+                 drop_tools: bool = False, cut_tool_calls_as: str = "length") -> None:
         self.port = port
         self.honour_response_format = honour_response_format
+        self.slots = slots
+        self.cancels_on_disconnect = cancels_on_disconnect
+        self.reject_json_schema = reject_json_schema
+        self.drop_tools = drop_tools
+        self.cut_tool_calls_as = cut_tool_calls_as
+        self.held = 0
+        self.peak_held = 0
+        self.abandoned = 0  # requests whose client left before the answer
+        self._slot = threading.BoundedSemaphore(slots) if slots else None
         self.behaviour: Behaviour = behaviour or keyword_model
         self.latency = latency
         self.batch_polls = batch_polls
@@ -243,6 +273,24 @@ class FakeMessagesServer:
         with self._lock:
             return self._faults.pop(0) if self._faults else None
 
+    @contextmanager
+    def holding(self) -> Iterator[None]:
+        """Count a model request from its arrival until its answer is written."""
+        with self._lock:
+            self.held += 1
+            self.peak_held = max(self.peak_held, self.held)
+        try:
+            with self._slot or nullcontext():
+                yield
+        finally:
+            with self._lock:
+                self.held -= 1
+
+    def props(self) -> dict[str, Any]:
+        """What llama-server states at `GET /props` (the parts memeval reads)."""
+        return {"total_slots": self.slots,
+                "chat_template_caps": {"supports_tool_calls": not self.drop_tools}}
+
     def _new_id(self, prefix: str) -> str:
         return f"{prefix}_fake_{next(self._ids):06d}"
 
@@ -267,10 +315,19 @@ class FakeMessagesServer:
 
     def chat_answer(self, chat: dict[str, Any]) -> dict[str, Any]:
         """A Chat Completions response body: the same model, through the Messages shape."""
+        dropped = self.drop_tools and bool(chat.get("tools"))
+        if dropped:  # the model never hears of the tool, and chats
+            chat = {k: v for k, v in chat.items() if k not in ("tools", "tool_choice")}
         message = self.answer(_as_messages_body(chat, self.honour_response_format))
+        if dropped:
+            said = "".join(b.get("text", "") for b in message["content"])
+            message["content"] = [{"type": "text",
+                                   "text": f"Happy to help! Looking at these, I'd say {said}"}]
+            message["stop_reason"] = "end_turn"
         text = "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
         calls = [{"id": b.get("id", "call_fake"), "type": "function",
-                  "function": {"name": b["name"], "arguments": json.dumps(b["input"])}}
+                  "function": {"name": b["name"], "arguments": b["input"]  # a cut call
+                               if isinstance(b["input"], str) else json.dumps(b["input"])}}
                  for b in message["content"] if b.get("type") == "tool_use"]
         usage = message["usage"]
         cached = int(usage.get("cache_read_input_tokens") or 0)
@@ -278,6 +335,8 @@ class FakeMessagesServer:
                               ("input_tokens", "cache_creation_input_tokens"))
         finish = {"tool_use": "tool_calls", "max_tokens": "length"}.get(
             message["stop_reason"], "stop")
+        if calls and finish == "length":
+            finish = self.cut_tool_calls_as
         reply: dict[str, Any] = {"role": "assistant", "content": text or None}
         if calls:
             reply["tool_calls"] = calls
@@ -459,6 +518,28 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         return True
 
+    def _compute(self) -> bool:
+        """Take `latency` to answer, as a model does; False when the client left and this
+        server stops for that (`cancels_on_disconnect`)."""
+        ends, noticed = time.monotonic() + self.fake.latency, False
+        while (left := ends - time.monotonic()) > 0:
+            time.sleep(min(0.02, left))
+            if not noticed and self._client_left():
+                noticed = True  # a server that does not cancel computes on for nobody
+                with self.fake._lock:
+                    self.fake.abandoned += 1
+                if self.fake.cancels_on_disconnect:
+                    self.close_connection = True
+                    return False
+        return True
+
+    def _client_left(self) -> bool:
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
+
     def _body(self) -> Any:
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -476,21 +557,31 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             return self._error(400, "request body must be a JSON object")
         path = self.path.split("?")[0]
-        if self.fake.latency:
-            time.sleep(self.fake.latency)
         if path == "/v1/messages":
             missing = [k for k in ("model", "max_tokens", "messages") if k not in body]
             if missing:
                 return self._error(400, f"{missing[0]}: Field required")
-            if self._apply_fault():
-                return None
-            return self._json(200, self.fake.answer(body))
+            if self.fake.reject_json_schema and "output_config" in body:
+                return self._error(400, "output_config: Extra inputs are not permitted")
+            with self.fake.holding():
+                if not self._compute() or self._apply_fault():
+                    return None
+                return self._json(200, self.fake.answer(body))
         if path in CHAT_PATHS:
             if not isinstance(body.get("messages"), list) or "model" not in body:
                 return self._error(400, "model and messages are required")
-            if self._apply_fault():
-                return None
-            return self._json(200, self.fake.chat_answer(body))
+            if self.fake.reject_json_schema and \
+                    (body.get("response_format") or {}).get("type") == "json_schema":
+                return self._json(500, {"error": {
+                    "message": "1 validation error for CreateChatCompletionRequest\n"
+                               "response_format.type\n  Input should be 'text' or "
+                               "'json_object'", "type": "internal_server_error"}})
+            with self.fake.holding():
+                if not self._compute() or self._apply_fault():
+                    return None
+                return self._json(200, self.fake.chat_answer(body))
+        if self.fake.latency:
+            time.sleep(self.fake.latency)
         if path == "/v1/messages/count_tokens":
             total = sum(_block_tokens(b) for b in _blocks(body))  # counting caches nothing
             return self._json(200, {"input_tokens": total})
@@ -502,9 +593,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._log(None)
+        path = self.path.split("?")[0]
+        if path == "/props" and self.fake.slots is not None:  # llama.cpp asks for no key
+            return self._json(200, self.fake.props())
         if not self._authorized():
             return self._error(401, "missing x-api-key header")
-        path = self.path.split("?")[0]
         if self.fake.latency:
             time.sleep(self.fake.latency)
         match = _RESULTS.match(path)

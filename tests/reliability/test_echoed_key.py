@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from memeval.cli import cli
 from memeval.llm.cassette import MIN_SECRET_PIECE, scrub
 from memeval.testing import FakeMessagesServer
+from tests._doors import open_door
 from tests.reliability._scenario import write_suite
 
 KEY = "sk-ant-" + "echo-9f8e7d6c5b4a3210-secret-tail"  # built, so scanners see no key
@@ -91,27 +92,27 @@ def test_scrub_merges_overlapping_pieces() -> None:
 ])
 def test_hostile_usage_is_an_error_not_a_bill(usage: dict, fragment: str,
                                               tmp_path: Path) -> None:
-    from memeval.llm import LLMClient, LLMRequest
+    from memeval.llm import LLMRequest
 
     request = LLMRequest(model="claude-sonnet-4-6", max_tokens=50,
                          messages=({"role": "user", "content": "hi"},))
     with FakeMessagesServer(lambda body: {"usage": usage,
                                           "content": [{"type": "text", "text": "ok"}]}) as fake:
-        door = LLMClient(api_key="k", base_url=fake.url, max_cost=0.012)
+        door = open_door(fake.url, api_key="k", max_cost=0.012)
         answer = door.complete(request)
     assert not answer.ok and fragment in answer.error
     assert door.usage.cost_usd >= 0 and json.dumps(door.summary(), allow_nan=False)
 
 
 def test_a_200_that_is_not_json_is_a_recorded_error(tmp_path: Path) -> None:
-    from memeval.llm import LLMClient, LLMRequest
+    from memeval.llm import LLMRequest
     from memeval.testing import Fault
 
     request = LLMRequest(model="claude-sonnet-4-6", max_tokens=50,
                          messages=({"role": "user", "content": "hi"},))
     with FakeMessagesServer() as fake:
         fake.inject(Fault("malformed"))
-        door = LLMClient(api_key="k", base_url=fake.url, max_retries=0)
+        door = open_door(fake.url, api_key="k", max_retries=0)
         answer = door.complete(request)
     assert not answer.ok and answer.record.error
     assert door.summary()["errors"] >= 1

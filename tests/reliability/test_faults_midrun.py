@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-import memeval.llm
-from memeval.llm import LLMClient, set_default_client
+import memeval.llm.config
+from memeval.llm import CallTiming, DoorConfig
 from memeval.llm.request import canonical_json
 from memeval.log import INCOMPLETE_MARKER, RESULTS_FILE, SUMMARY_FILE, read_results
 from memeval.run.config import RunConfig
@@ -66,18 +66,16 @@ def test_thirty_percent_faults_every_turn_has_a_result_or_an_error(
     plan, injected = fault_plan(random.Random(12), 400)
     with FakeMessagesServer() as server:
         server.inject(*plan)
-        door = LLMClient(api_key=KEY, base_url=server.url, timeout=TIMEOUT_S,
-                         max_retries=MAX_RETRIES, cache=tmp_path / "cache.sqlite",
-                         max_concurrency=4)
-        monkeypatch.setattr(memeval.llm, "build_client", lambda **_: door)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # the door holds it; the preflight asks
-        try:
-            config = RunConfig(scenarios=(str(tmp_path / "scenarios" / "*.yaml"),),
-                               selectors=("claude",), judges=("gold",), repeats=REPEATS,
-                               concurrency=4)
-            outcome = evaluate(config, tmp_path / "run", progress=False)
-        finally:
-            set_default_client(None)
+        settings = DoorConfig(cache=tmp_path / "cache.sqlite", max_concurrency=4,
+                              log_path=tmp_path / "calls.jsonl",
+                              timing=CallTiming(timeout=TIMEOUT_S, max_retries=MAX_RETRIES))
+        monkeypatch.setattr(memeval.llm.config, "door_config", lambda **_: settings)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        config = RunConfig(scenarios=(str(tmp_path / "scenarios" / "*.yaml"),),
+                           selectors=("claude",), judges=("gold",), repeats=REPEATS,
+                           concurrency=4)
+        outcome = evaluate(config, tmp_path / "run", progress=False)
         requests = len(server.message_requests())
         left = len(server._faults)
 
@@ -92,7 +90,8 @@ def test_thirty_percent_faults_every_turn_has_a_result_or_an_error(
             assert search.error and "claude selector" in search.error
         else:
             assert search.error is None and isinstance(search.valid, tuple)
-    calls = sum(1 for r in door.records if r.source != "cache")  # s0 and s1 ask alike
+    records = [json.loads(line) for line in (tmp_path / "calls.jsonl").read_text().splitlines()]
+    calls = sum(1 for r in records if r["source"] != "cache")  # s0 and s1 ask alike
     consumed = len(plan) - left
     assert requests == consumed, "every request met its planned slot"
     # Bounded retries: no call made more than 1 + MAX_RETRIES attempts.
@@ -100,7 +99,7 @@ def test_thirty_percent_faults_every_turn_has_a_result_or_an_error(
     assert requests > calls, "faults were injected and retried"
     summary = json.loads((tmp_path / "run" / SUMMARY_FILE).read_text())
     assert summary["counts"]["claude"]["errors"] == len(errored)
-    assert summary["llm"]["errors"] == sum(1 for r in door.records if r.error)
+    assert summary["llm"]["errors"] == sum(1 for r in records if r["error"])
     assert outcome.rows == len(rows)
     faults = [f for f in plan[:consumed] if f.kind != "latency" or f.delay]
     assert len(faults) >= 0.15 * consumed, "the plan must really fault"

@@ -13,9 +13,9 @@ from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-import memeval.llm.deadline as deadline
-from memeval.llm import LLMClient, LLMRequest
+from memeval.llm import LLMRequest
 from memeval.testing.fake_server import LoopbackHTTPServer
+from tests._doors import open_door
 
 DEADLINE_S = 3.0
 
@@ -51,15 +51,13 @@ class _Hanging(BaseHTTPRequestHandler):
 
 
 @pytest.mark.parametrize("mode", ["retry-after", "drip", "endless"])
-def test_a_hanging_server_costs_one_deadline_per_call(mode: str,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(deadline, "CALL_DEADLINE_S", DEADLINE_S)
+def test_a_hanging_server_costs_one_deadline_per_call(mode: str) -> None:
     handler = type("Handler", (_Hanging,), {"mode": mode})
     server = LoopbackHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        door = LLMClient(api_key="k", base_url=f"http://127.0.0.1:{server.server_port}",
-                         max_retries=4, timeout=60)
+        door = open_door(f"http://127.0.0.1:{server.server_port}", api_key="k",
+                         max_retries=4, timeout=60, deadline=DEADLINE_S)
         request = LLMRequest(model="claude-sonnet-4-6", max_tokens=20,
                              messages=({"role": "user", "content": "hi"},))
         started = time.monotonic()

@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memeval.llm import LLMClient
 from memeval.memdir.paths import project_memory_dir
 from memeval.selectors.base import SelectionRequest, SelectionResult, SyncSelector
 from memeval.selectors.claude import ClaudeSelector
 from memeval.session import MAX_SURFACED_PER_TURN, Session, TurnRecord
 from memeval.testing import FakeMessagesServer
+from tests._doors import open_door
 from tests.reliability._watch import opened_files, watch_opens
 
 NOW_MS = 1_796_040_000_000.0
@@ -201,7 +201,7 @@ def server() -> Any:
 
 @pytest.fixture(scope="module")
 def claude(server: Any) -> ClaudeSelector:
-    door = LLMClient(api_key=KEY, base_url=server.url, max_retries=0, cache=None)
+    door = open_door(server.url, api_key=KEY, max_retries=0, cache=None)
     return ClaudeSelector(client=door)
 
 

@@ -20,12 +20,12 @@ import pytest
 from click.testing import CliRunner
 
 from memeval.cli import cli
-from memeval.llm import LLMClient, set_default_client
 from memeval.log import RESULTS_FILE, read_results
 from memeval.selectors.base import SelectionRequest
 from memeval.selectors.claude import ClaudeSelector
 from memeval.testing import FakeMessagesServer
 from memeval.testing.fake_server import LoopbackHTTPServer
+from tests._doors import open_door
 from tests.reliability._scenario import write_suite
 
 KEY = "sk-ant-test-" + secrets.token_hex(16)
@@ -57,14 +57,11 @@ def test_a_whole_run_with_a_key_writes_it_nowhere(
         monkeypatch.setenv("MEMEVAL_LLM_LOG", str(work / "calls.jsonl"))
         monkeypatch.setenv("ANTHROPIC_LOG", "debug")  # the SDK's own request logging
         caplog.set_level(logging.DEBUG)
-        try:
-            result = CliRunner().invoke(cli, [
-                "run", "--quiet", "--scenarios", str(tmp_path / "scenarios" / "*.yaml"),
-                "--out", str(work / "run"), "-s", "claude", "-s", "claude?stateful=1",
-                "-j", "gold", "-j", "claude", "--cache", str(work / "cache.sqlite"),
-                "--record-cassette", str(work / "tape.jsonl")])
-        finally:
-            set_default_client(None)
+        result = CliRunner().invoke(cli, [
+            "run", "--quiet", "--scenarios", str(tmp_path / "scenarios" / "*.yaml"),
+            "--out", str(work / "run"), "-s", "claude", "-s", "claude?stateful=1",
+            "-j", "gold", "-j", "claude", "--cache", str(work / "cache.sqlite"),
+            "--record-cassette", str(work / "tape.jsonl")])
         sent = server.message_requests()
     assert result.exit_code == 0, result.output
     rows = read_results(work / "run" / RESULTS_FILE)
@@ -128,7 +125,7 @@ def test_error_messages_and_the_call_log_never_carry_the_key(
         tmp_path: Path, echoing: str, where: str) -> None:
     url = echoing if where == "echoing server" else "http://127.0.0.1:9"
     log = tmp_path / "calls.jsonl"
-    door = LLMClient(api_key=KEY, base_url=url, max_retries=0, timeout=2.0, log_path=log)
+    door = open_door(url, api_key=KEY, max_retries=0, timeout=2.0, log_path=log)
     result = ClaudeSelector(client=door).select(request(tmp_path))
     assert result.error is not None
     assert KEY not in result.error
