@@ -9,7 +9,6 @@ imports pytest: the plugin wires it in, and the logic is testable on its own.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +27,7 @@ from memeval.log import (
     RecordedTurn,
     ResultsWriter,
     TurnResult,
+    read_summary,
     write_json,
 )
 from memeval.memdir import ENTRYPOINT_NAME as INDEX_NAME
@@ -373,7 +373,7 @@ class SuiteStore:
                 summary = finish_run(run_dir, digest=digest)
             except Exception as exc:  # a report bug must not lose the run: summary is on disk
                 self.report_error = f"{REPORT_FILE} not written ({type(exc).__name__}: {exc})"
-                summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+                summary = read_summary(run_dir)
             writer.mark_complete()
         return summary
 

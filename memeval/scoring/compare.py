@@ -11,7 +11,6 @@ and per-category p-values are Holm-adjusted within each pair.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +20,7 @@ import pandas as pd
 
 from memeval.errors import MemevalError
 from memeval.jsonenc import json_safe
-from memeval.log import SUMMARY_FILE
+from memeval.log import read_per_turn, read_summary
 from memeval.provenance import check_runs_comparable
 from memeval.scoring.catalog import BY_NAME, HEADLINE, PER_TURN, PRIMARY
 from memeval.scoring.metrics import paired_compare
@@ -33,36 +32,10 @@ CATEGORY_METRICS: tuple[str, ...] = tuple(m for m in COMPARE_METRICS
                                           if BY_NAME[m].kind == "ratio")
 
 
-class RunInputError(MemevalError):
-    """A run folder or summary.json cannot be read as scored turns."""
-
-
-def load_summary(path: Path) -> dict[str, Any]:
-    """A summary.json (or the one inside a run folder), with errors that name the file."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / SUMMARY_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunInputError(f"{path}: not found; pass a run folder written by `memeval run` "
-                            "(or its summary.json); `memeval report DIR` rebuilds a missing "
-                            "summary") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RunInputError(f"{path}: not readable as JSON ({exc})") from exc
-    if not isinstance(data, dict):
-        raise RunInputError(f"{path}: expected a JSON object (a memeval summary.json)")
-    return data
-
-
 def per_turn_table(path: Path) -> pd.DataFrame:
-    """The scored turns of a run folder or summary.json (nulls back to NaN)."""
-    summary = load_summary(path)
-    rows = summary.get("per_turn")
-    if not isinstance(rows, list) or (rows and "scored" not in rows[0]):
-        raise RunInputError(f"{path}: no per-turn scores of this memeval version; rebuild "
-                            "them with `memeval report RUN_DIR`")
-    frame = pd.DataFrame(rows)
+    """The scored turns of a run folder or summary.json (nulls back to NaN); a folder
+    that cannot give them raises `memeval.log.RunFolderError` naming the fix."""
+    frame = pd.DataFrame(read_per_turn(path))
     for column in PER_TURN:
         if column in frame.columns:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
@@ -215,7 +188,7 @@ def same_picks_note(pair: dict[str, Any]) -> str | None:
 def compare_runs(run_a: Path, run_b: Path, *,
                  pairs: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """Compare run B against baseline run A (folders or summary.json files)."""
-    summary_a = load_summary(run_a)
+    summary_a = read_summary(run_a)
     table_a, table_b = per_turn_table(run_a), per_turn_table(run_b)
     check_runs_comparable(run_a, run_b, (table_a, table_b))
     data = compare_tables(table_a, table_b, pairs=pairs,
@@ -223,5 +196,5 @@ def compare_runs(run_a: Path, run_b: Path, *,
     return {"run_a": str(run_a), "run_b": str(run_b), **data}
 
 
-__all__ = ["CATEGORY_METRICS", "COMPARE_METRICS", "RunInputError", "compare_runs", "compare_tables",
-           "load_summary", "pair_selectors", "parse_pairs", "per_turn_table"]
+__all__ = ["CATEGORY_METRICS", "COMPARE_METRICS", "compare_runs", "compare_tables",
+           "pair_selectors", "parse_pairs", "per_turn_table"]

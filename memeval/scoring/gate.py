@@ -190,11 +190,12 @@ class GateResult:
 
 def per_turn_table(path: Path) -> pd.DataFrame:
     """Scored turns of a run folder or summary.json (see `memeval.scoring.compare`)."""
-    from memeval.scoring.compare import RunInputError, per_turn_table
+    from memeval.log import RunFolderError
+    from memeval.scoring.compare import per_turn_table
 
     try:
         return per_turn_table(Path(path))
-    except RunInputError as exc:
+    except RunFolderError as exc:
         raise GateInputError(str(exc)) from None
 
 
