@@ -214,6 +214,13 @@ def _gate(state: PluginState) -> None:
     write_json(settings.report / GATE_FILE, state.gate.to_dict())
 
 
+@dataclass(frozen=True)
+class GateError:
+    """Why the gate could not run, as a terminal-summary entry (counted in the last line)."""
+
+    message: str
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
                             config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
@@ -228,8 +235,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
             write(f"warning: {state.store.report_error}", yellow=True)
     if state.gate_error:
         terminalreporter.write_sep("-", "memeval gate: ERROR", red=True)
-        write(state.gate_error, red=True)
-        terminalreporter.stats.setdefault(GATE_STAT, []).append(GateFailure(state.gate_error))
+        write(state.gate_error)
+        # An object, as every entry of `stats` (other plugins read their `__dict__`).
+        terminalreporter.stats.setdefault(GATE_STAT, []).append(GateError(state.gate_error))
         return
     if state.gate is None:
         return
@@ -240,15 +248,4 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
     for check in state.gate.failures:
         write(f"FAIL: {check.message()}", red=True)
     if not passed:
-        terminalreporter.stats.setdefault(GATE_STAT, []).extend(
-            GateFailure(check.message()) for check in state.gate.failures)
-
-
-@dataclass(frozen=True)
-class GateFailure:
-    """A gate failure as an entry of pytest's `terminalreporter.stats`, so the final
-    line counts it. An object with attributes, as the entries there are reports that
-    other plugins read (hypothesis reads each entry's `__dict__`; a plain string
-    crashed pytest with a traceback)."""
-
-    message: str
+        terminalreporter.stats.setdefault(GATE_STAT, []).extend(state.gate.failures)

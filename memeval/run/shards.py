@@ -12,7 +12,6 @@ payloads, then joins their rows and writes the summary and report once.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -28,10 +27,12 @@ from memeval.log import (
     RESULTS_FILE,
     PayloadFile,
     ResultsWriter,
+    RunFolderError,
     TurnKey,
     UnitKey,
     UnitReader,
     dangling_refs,
+    read_config,
     stored_lines,
     turn_key,
     unit_key,
@@ -67,11 +68,11 @@ class Shard:
 
 def _config(run: Path) -> dict[str, Any]:
     try:
-        data = json.loads((run / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise MemevalError(f"{run}: no readable {CONFIG_FILE} ({exc}); pass folders written "
-                           "by `memeval run --shard K/N --out DIR`") from None
-    return data
+        return read_config(run)
+    except RunFolderError as exc:
+        raise MemevalError(f"{run}: no readable {CONFIG_FILE} ({exc.__cause__ or 'missing'}); "
+                           "pass folders written by `memeval run --shard K/N --out DIR`") \
+            from None
 
 
 def merge_runs(out: Path, runs: Sequence[Path]) -> int:

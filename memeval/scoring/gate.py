@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from memeval.errors import MemevalError
 from memeval.jsonenc import finite, json_safe
 from memeval.log import GATE_FILE, INCOMPLETE_MARKER, RunFolderError, read_config
+from memeval.provenance import check_runs_comparable
 from memeval.scoring.catalog import CONFIDENCE, FALSE_FAILURE, GATED, PRIMARY, metric
 
 if TYPE_CHECKING:
@@ -190,11 +191,12 @@ class GateResult:
 
 def per_turn_table(path: Path) -> pd.DataFrame:
     """Scored turns of a run folder or summary.json (see `memeval.scoring.compare`)."""
-    from memeval.scoring.compare import RunInputError, per_turn_table
+    from memeval.log import RunFolderError
+    from memeval.scoring.compare import per_turn_table
 
     try:
         return per_turn_table(Path(path))
-    except RunInputError as exc:
+    except RunFolderError as exc:
         raise GateInputError(str(exc)) from None
 
 
@@ -481,15 +483,17 @@ def completeness_checks(run: Path, frame: pd.DataFrame) -> list[GateCheck]:
 
 
 def gate_run(run: Path, baseline: Path | None = None, **options: Any) -> GateResult:
-    """`run_gate` on a run folder (or summary.json) against a baseline, reading the
-    baseline's calibration.json when one lies beside it; the run must be complete
-    (see `completeness_checks`)."""
+    """`run_gate` on a run folder (or summary.json) against a baseline made the same
+    way (`memeval.provenance`), reading the baseline's calibration.json when one lies
+    beside it; the run must be complete (see `completeness_checks`)."""
     from memeval.scoring.calibrate import load_calibrations
 
-    calibrations = () if baseline is None else load_calibrations(Path(baseline))
     candidate = per_turn_table(run)
-    result = run_gate(candidate, None if baseline is None else per_turn_table(baseline),
-                      calibrations=calibrations, **options)
+    reference = None if baseline is None else per_turn_table(baseline)
+    if baseline is not None:
+        check_runs_comparable(baseline, run, (reference, candidate))
+    calibrations = () if baseline is None else load_calibrations(Path(baseline))
+    result = run_gate(candidate, reference, calibrations=calibrations, **options)
     return GateResult((*completeness_checks(Path(run), candidate), *result.checks))
 
 
