@@ -191,7 +191,6 @@ class ResultsWriter:
         self.retry_errors = retry_errors
         self.sync_every = sync_every
         self.retried = 0  # finished units cut on entry because they had errors
-        self.replanned = 0  # finished units cut on entry: edited or no longer planned
         self.path = run_dir / RESULTS_FILE
         self._lock = FileLock(str(run_dir / LOCK_FILE))
         self._fd: int | None = None
@@ -326,9 +325,7 @@ class ResultsWriter:
         self.retried = len(done & errored)
         done -= errored  # they run again; answers that succeeded come from the cache
         if self.reusable is not None:
-            stale = {key for key in done if not all(map(self.reusable, turns[key]))}
-            self.replanned = len(stale)
-            done -= stale
+            done = {key for key in done if all(map(self.reusable, turns[key]))}
         self._turns = {turn for key in done for turn in turns[key]}
         self.row_count = sum(counts[k] for k in done)
         if torn or self.row_count != total:
