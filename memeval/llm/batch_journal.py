@@ -73,7 +73,8 @@ class BatchJournal:
     def _write(self, entry: dict[str, object]) -> None:
         line = (json.dumps(entry) + "\n").encode()
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW,
+                               0o644)
             try:
                 os.write(fd, line)
             finally:

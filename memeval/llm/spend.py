@@ -70,7 +70,8 @@ class SpendLedger:
         line = (json.dumps(entry) + "\n").encode()
         with self._lock:
             if self._fd is None:
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW  # never a link
+                self._fd = os.open(self.path, flags, 0o644)
             os.write(self._fd, line)
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ thing that appends rows.
 
 from memeval.log._files import (
     CONFIG_FILE,
+    GATE_FILE,
     INCOMPLETE_MARKER,
     PAYLOADS_FILE,
     REPORT_FILE,
@@ -18,8 +19,17 @@ from memeval.log._files import (
     SUMMARY_FILE,
     TurnKey,
     UnitKey,
+    turn_key,
+    unit_key,
 )
-from memeval.log._payloads import PayloadStore, Resolver, payload_hash, relative_header
+from memeval.log._files import lines as stored_lines
+from memeval.log._payloads import (
+    PayloadStore,
+    Resolver,
+    dangling_refs,
+    payload_hash,
+    relative_header,
+)
 from memeval.log._reader import (
     PayloadFile,
     RowSink,
@@ -37,17 +47,23 @@ from memeval.log._turn import RecordedTurn, SearchedDir, StoredMemory
 from memeval.log._writer import (
     ResultsWriter,
     RunFolderBusy,
+    RunFolderForeign,
+    RunFolderLinked,
     atomic_write_bytes,
     atomic_write_text,
+    is_run_folder,
+    refuse_foreign,
+    refuse_links,
     write_json,
 )
 
 __all__ = [
-    "CONFIG_FILE", "INCOMPLETE_MARKER", "PAYLOADS_FILE", "REPORT_FILE", "RESULTS_FILE",
-    "SCHEMA_VERSION", "SUMMARY_FILE", "PayloadFile", "PayloadStore", "RecordedTurn",
-    "Resolver", "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError",
-    "SchemaMismatch", "SearchedDir", "StoredMemory", "TurnKey", "TurnResult", "UnitKey",
-    "UnitReader", "atomic_write_bytes", "atomic_write_text", "count_rows", "iter_results",
-    "payload_hash", "read_config", "read_per_turn", "read_results", "read_summary",
-    "relative_header", "write_json",
+    "CONFIG_FILE", "GATE_FILE", "INCOMPLETE_MARKER", "PAYLOADS_FILE", "REPORT_FILE",
+    "RESULTS_FILE", "SCHEMA_VERSION", "SUMMARY_FILE", "PayloadFile", "PayloadStore",
+    "RecordedTurn", "Resolver", "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError",
+    "RunFolderForeign", "RunFolderLinked", "SchemaMismatch", "SearchedDir", "StoredMemory",
+    "TurnKey", "TurnResult", "UnitKey", "UnitReader", "atomic_write_bytes", "atomic_write_text",
+    "count_rows", "dangling_refs", "is_run_folder", "iter_results", "payload_hash",
+    "read_config", "read_per_turn", "read_results", "read_summary", "refuse_foreign",
+    "refuse_links", "relative_header", "stored_lines", "turn_key", "unit_key", "write_json",
 ]

@@ -4,6 +4,7 @@ of the session (merge the workers' units, write the run folder, gate)."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -190,6 +191,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _gate(state)
     except MemevalError as exc:
         state.gate_error = str(exc)
+    except OSError as exc:  # a full disk: one failure line, never pytest's traceback
+        state.gate_error = (f"{exc.filename or settings.report}: {exc.strerror or exc}; free "
+                            "the space or fix the folder, then run the tests again")
     if (state.gate_error or (state.gate is not None and not state.gate.passed)) \
             and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -210,6 +214,13 @@ def _gate(state: PluginState) -> None:
     write_json(settings.report / GATE_FILE, state.gate.to_dict())
 
 
+@dataclass(frozen=True)
+class GateError:
+    """Why the gate could not run, as a terminal-summary entry (counted in the last line)."""
+
+    message: str
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
                             config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
@@ -225,7 +236,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
     if state.gate_error:
         terminalreporter.write_sep("-", "memeval gate: ERROR", red=True)
         write(state.gate_error)
-        terminalreporter.stats.setdefault(GATE_STAT, []).append(state.gate_error)
+        # An object, as every entry of `stats` (other plugins read their `__dict__`).
+        terminalreporter.stats.setdefault(GATE_STAT, []).append(GateError(state.gate_error))
         return
     if state.gate is None:
         return

@@ -36,14 +36,18 @@ from memeval.log import (
     ResultsWriter,
     RowSink,
     RunFolderError,
+    TurnKey,
     TurnResult,
     iter_results,
     read_config,
     read_summary,
+    refuse_links,
     write_json,
 )
+from memeval.provenance import MADE_KEY, made_record, read_made
 from memeval.run.config import RunConfig
 from memeval.run.interrupt import RunInterrupted, stop_on_signals
+from memeval.run.plan import PLAN_KEY, Plan, dropped_since, edited_since, planned_turns
 from memeval.run.play import Unit, carries_state, run_coroutine
 from memeval.run.runner import run_units
 from memeval.run.shards import Shard
@@ -113,24 +117,36 @@ def _pieces(scenario: Scenario, per_turn: bool, split: bool) -> list[tuple[int, 
 
 
 def run_config_record(config: RunConfig, selectors: Sequence[Selector],
-                      judges: Sequence[Judge]) -> dict[str, Any]:
-    """`config.json`: the config plus what is needed to reproduce it exactly."""
+                      judges: Sequence[Judge], *, source: str = "memeval run") -> dict[str, Any]:
+    """`config.json`: the config plus what is needed to reproduce it exactly, and how
+    the run was made (`made`: what a pairing of two runs must agree on)."""
     def describe(component: Any) -> dict[str, Any]:
         info = {"name": component.name}
-        for attr in ("model", "prompt_name", "prompt_hash", "seed"):
+        for attr in ("model", "prompt_name", "prompt_hash", "seed", "order",
+                     "grade_candidates"):
             value = getattr(component, attr, None)
             if value is not None:
                 info[attr] = value
         endpoint = getattr(component, "endpoint_config", None)
         if callable(endpoint):  # where a model component's calls went (never the key)
             info.update(endpoint())
+        server = getattr(component, "endpoint", None)
+        if hasattr(server, "url") and hasattr(server, "public"):
+            # as resolved: `base_url=`, else ANTHROPIC_BASE_URL / OPENAI_BASE_URL
+            info.update(url=server.url, public=server.public)
         return info
 
+    described_selectors = [describe(s) for s in selectors]
+    described_judges = [describe(j) for j in judges]
     return {
         "config": config.to_dict(),
         "fingerprint": config.fingerprint(),
-        "selectors": [describe(s) for s in selectors],
-        "judges": [describe(j) for j in judges],
+        "selectors": described_selectors,
+        "judges": described_judges,
+        MADE_KEY: made_record(history=config.history, compat=config.compat,
+                              shuffle_manifest=config.shuffle_manifest,
+                              judges=described_judges, selectors=described_selectors,
+                              source=source),
         "versions": {"memeval": __version__, "python": sys.version.split()[0],
                      "platform": platform.platform()},
     }
@@ -236,20 +252,38 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
          page: Page | None, finish: Summarizer | None, shard: Shard | None, retry_errors: bool,
          notes: Sequence[str], say: Callable[[str], None]) -> RunOutcome:
     run_dir.mkdir(parents=True, exist_ok=True)
-    _check_resumable(run_dir, config, shard)
+    refuse_links(run_dir)  # before config.json is read through one
+    previous = _check_resumable(run_dir, config, shard)
 
     remembers = {spec: carries_state(s) for spec, s in zip(config.selectors, selectors,
                                                               strict=True)}
-    units = plan_units(scenarios, config, shard, remembers=remembers.__getitem__)
-    with ResultsWriter(run_dir, retry_errors=retry_errors, sync_every=SYNC_EVERY_S) as writer:
+    everything = plan_units(scenarios, config, remembers=remembers.__getitem__)
+    units = [u for u in everything if shard is None or shard.owns(u.key)]
+    plan = Plan.of(scenarios, everything)
+    old_plan = None if previous is None else Plan.from_config(previous)
+    edited, dropped = edited_since(old_plan, plan), dropped_since(old_plan, plan)
+    mine = planned_turns(plan.share(shard))
+
+    def reusable(turn: TurnKey) -> bool:  # planned now, and its scenario unchanged
+        return turn in mine and turn[0] not in edited
+
+    with ResultsWriter(run_dir, retry_errors=retry_errors, sync_every=SYNC_EVERY_S,
+                       reusable=reusable) as writer:
         for note in notes:  # once the folder is the run's: a refused run tells one line
             say(note)
+        for scenario_id in edited:
+            say(f"{plan.files[scenario_id]}: scenario {scenario_id} changed since its rows "
+                "were written; its turns run again")
+        if dropped and old_plan is not None:
+            say("no longer in the run, their rows dropped: "
+                + ", ".join(f"{old_plan.files[s]} (scenario {s})" for s in dropped))
         done = writer.completed_turns()
         todo = [u for u in units if not u.turn_keys <= done]
         write_json(run_dir / CONFIG_FILE, {
             **run_config_record(config, selectors, judges),
             "scenario_errors": list(scenario_errors),
             "shard": None if shard is None else [shard.index, shard.count],
+            PLAN_KEY: plan.to_record(shard),
         })
         bar = tqdm(total=sum(len(u.turn_indices) for u in todo), desc="memeval", unit="turn",
                    disable=not progress, dynamic_ncols=True)
@@ -318,10 +352,14 @@ class UnitFailures:
                 for (where, cause), turns in self._turns.items()]
 
 
-def _check_resumable(run_dir: Path, config: RunConfig, shard: Shard | None) -> None:
+def _check_resumable(run_dir: Path, config: RunConfig,
+                     shard: Shard | None) -> dict[str, Any] | None:
+    """The folder's `config.json` when its rows may be resumed by `config` (None for a
+    new folder); refuses a folder of another configuration."""
     previous = run_dir / CONFIG_FILE
     if not previous.exists() or not (run_dir / RESULTS_FILE).exists():
-        return
+        return None
+    record: dict[str, Any] = {}
     try:
         record = read_config(run_dir)
         old = (record.get("fingerprint"), record.get("shard"))
@@ -332,6 +370,7 @@ def _check_resumable(run_dir: Path, config: RunConfig, shard: Shard | None) -> N
             f"{run_dir} holds results of a different configuration; resuming would mix "
             "them. Pass a new --out, or delete the folder to start over."
         )
+    return record
 
 
 def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
@@ -350,6 +389,9 @@ def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
     if digest is None:
         digest = RowDigest.of_folder(run_dir, page)
     summary = digest.inputs.summary(run_dir=run_dir)
+    made = read_made(run_dir / CONFIG_FILE)
+    if made:  # a CI job may keep summary.json alone: it says how it was made
+        summary[MADE_KEY] = made
     summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)
     if digest.page is not None:
