@@ -89,3 +89,19 @@ def test_a_full_disk_while_storing_says_disk_full_and_keeps_the_cache(tmp_path,
         cache.put("k2", "m", {"text": "x" * 100_000})
     monkeypatch.undo()
     assert ResponseCache(tmp_path / "c.sqlite").get("k1") == {"text": "kept"}
+
+
+def test_an_answer_the_full_cache_cannot_store_is_still_answered(tmp_path,
+                                                                 monkeypatch) -> None:
+    """Paid for is paid for: the answer reaches the turn, and the summary says the cache
+    could not keep it (before: the store's error replaced the answer)."""
+    from memeval.llm import LLMRequest
+    from tests._doors import open_door
+
+    with FakeMessagesServer(lambda _: "y" * 20_000) as server:  # more than a page holds
+        door = open_door(server.url, api_key=KEY, cache=tmp_path / "c.sqlite")
+        _full_after(monkeypatch, None)
+        answer = door.complete(LLMRequest(model="claude-sonnet-4-6", max_tokens=50,
+                                          messages=({"role": "user", "content": "x" * 5000},)))
+    assert answer.record.error is None and answer.text
+    assert "disk full" in (door.summary()["cache_error"] or "")

@@ -208,6 +208,9 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
         click.echo("note: every model answer came from the cache or a cassette; no model was "
                    "called in this run (without --replay-cassette, --no-cache asks the "
                    "model again)", err=True)
+    if llm_summary.get("cache_error"):
+        click.echo(f"warning: some answers were not cached, so a rerun pays for them "
+                   f"again: {llm_summary['cache_error']}", err=True)
     if llm_summary.get("unpriced"):
         click.echo(f"note: {llm_summary['unpriced']} calls went to models the price table "
                    "does not know, so the run's cost is unknown; give their prices with "

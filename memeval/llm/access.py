@@ -77,6 +77,14 @@ class ModelAccess:
         self._loop_slots = weakref.WeakKeyDictionary()
         self._pending: dict[str, Future[LLMResponse]] = {}
         self._stop: threading.Event | None = None
+        self.cache_error: str | None = None  # the first answer the cache could not store
+
+    def cache_failed(self, why: str) -> None:
+        """Note that an answer could not be stored (a full disk): the run goes on with
+        its answers, and its summary says why a rerun may pay for them again."""
+        with self._lock:
+            if self.cache_error is None:
+                self.cache_error = why
 
     # -- stopping ---------------------------------------------------------------------------
     def stop_calls_on(self, event: threading.Event) -> None:
@@ -246,6 +254,7 @@ class ModelAccess:
                     r.source in ("cache", "replay") for r in records),
                 "max_cost": state.max_cost, "budget_exhausted": state.exhausted,
                 "spent_by_earlier_attempts_usd": state.earlier,
+                "cache_error": self.cache_error,
                 "calls_refused_by_budget": state.refused, "price_table": self.prices.source,
                 **asdict(self.throttled), "endpoints": self.endpoints()}
 

@@ -402,7 +402,10 @@ class LLMClient:
             self.cassette.add(key, request.to_params(), message, self.target.label())
         if (billed and error is None and stop in COMPLETE_STOP_REASONS
                 and self._keeps(fake)):
-            self.cache.put(self.target.scope(key), request.model, message)
+            try:
+                self.cache.put(self.target.scope(key), request.model, message)
+            except LLMError as exc:  # a paid answer is kept even when it cannot be stored
+                self.access.cache_failed(str(exc))
         record = CallRecord(key=key, model=request.model, purpose=request.purpose,
                             source=source, cost_usd=cost if billed else 0.0, latency_s=latency,
                             request_id=request_id or message.get("_request_id"),
