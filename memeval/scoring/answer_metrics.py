@@ -17,6 +17,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 ABSTENTION_TAGS = frozenset({"adversarial", "abstention"})  # the importers' tags
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
@@ -59,3 +60,37 @@ def answer_scores(given: str | None, reference: str | None, *, abstention: bool,
     if failed or given is None or reference is None or abstention:
         return math.nan, math.nan
     return token_f1(given, reference), exact_match(given, reference)
+
+
+F1_CORRECT = 0.5  # token F1 at or above this counts as a correct answer for agreement
+
+
+def answer_agreement(frame: Any) -> list[dict[str, Any]]:
+    """How far the answer judge agrees with the token scores, per selector: on turns
+    with both, the share and Cohen's κ of agreement between its verdict and exact
+    match, and between its verdict and token F1 ≥ `F1_CORRECT`, and the mean F1 of
+    the answers it called correct and incorrect. Rows of one judge only (answer
+    columns are the same under every selection judge)."""
+    from memeval.scoring.agreement import cohens_kappa
+
+    if frame.empty or "answer_correct" not in frame:
+        return []
+    frame = frame[frame["judge"] == sorted(frame["judge"].unique())[0]]
+    both = frame[frame["answer_correct"].notna() & frame["answer_f1"].notna()]
+    out = []
+    for selector, rows in both.groupby("selector", sort=True):
+        verdict = ["correct" if v > 0.5 else "incorrect" for v in rows["answer_correct"]]
+        row: dict[str, Any] = {"selector": selector, "n": len(rows)}
+        for name, token in (("exact_match", rows["answer_em"] > 0.5),
+                            ("f1", rows["answer_f1"] >= F1_CORRECT)):
+            said = ["correct" if t else "incorrect" for t in token]
+            row[f"agreement_{name}"] = sum(a == b for a, b in zip(verdict, said, strict=True)) \
+                / len(rows)
+            row[f"kappa_{name}"] = cohens_kappa(verdict, said, ("correct", "incorrect"))
+        correct = rows["answer_correct"] > 0.5
+        row["f1_when_correct"] = float(rows.loc[correct, "answer_f1"].mean()) \
+            if correct.any() else math.nan
+        row["f1_when_incorrect"] = float(rows.loc[~correct, "answer_f1"].mean()) \
+            if (~correct).any() else math.nan
+        out.append(row)
+    return out

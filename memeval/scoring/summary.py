@@ -21,6 +21,7 @@ import pandas as pd
 from memeval.jsonenc import json_safe
 from memeval.log import TurnResult
 from memeval.scoring.agreement import agreement
+from memeval.scoring.answer_metrics import answer_agreement
 from memeval.scoring.catalog import ANSWER, BY_NAME, HEADLINE
 from memeval.scoring.metrics import (
     JUDGE_FAILURES,
@@ -257,7 +258,9 @@ class SummaryPass:
         summary["per_turn"] = _records(frame[list(PER_TURN_COLUMNS)])
         summary["alerts"] = alerts(summary["overall"]) + answer_alerts(summary["counts"])
         summary["answer_gap"] = answer_gap(summary["overall"])
-        summary["table"] = headline_table(summary["overall"])
+        summary["answer_agreement"] = json_safe(answer_agreement(frame))
+        summary["table"] = headline_table(
+            summary["overall"], answers=any(c.get("answered") for c in self.counts.values()))
         return summary
 
     def agreement(self) -> list[dict[str, Any]]:
@@ -339,11 +342,12 @@ def _cell(row: Mapping[str, Any], metric: str) -> str:
     return f"{mean:.3f} [{low:.2f}, {high:.2f}] n={n}"
 
 
-def headline_table(overall: Sequence[Mapping[str, Any]]) -> str:
+def headline_table(overall: Sequence[Mapping[str, Any]], *, answers: bool = False) -> str:
     """A plain-text table of the headline metrics, each with its 95 % CI and n; the
-    arrow beside a name says which way is better."""
-    shown = [BY_NAME[m] for m in HEADLINE  # answer columns only for a run with answers
-             if BY_NAME[m].stage != "answer" or any(r.get(f"{m}_n") for r in overall)]
+    arrow beside a name says which way is better. The answer metrics are shown when
+    the run has an answer stage (`answers`) or a figure for them."""
+    shown = [BY_NAME[m] for m in HEADLINE
+             if BY_NAME[m].stage != "answer" or answers or any(r.get(f"{m}_n") for r in overall)]
     header = ["selector", "judge", "scored", *(f"{m.label} {m.arrow}" for m in shown),
               "errors sel/judge"]
     lines = [[str(r["selector"]), str(r["judge"]), f"{r['n_scored']}/{r['n_turns']}",
