@@ -10,7 +10,7 @@ from pathlib import Path
 PEOPLE = [("Mira", "Tomas"), ("Ines", "Kofi"), ("Lena", "Arjun"), ("Sofia", "Pavel"),
           ("Noor", "Elias"), ("Hana", "Diego")]
 # (what was said, question, answer): one a session
-TOPICS = ["pets", "travel plans", "hobbies", "shopping", "family", "gardening"]
+TOPICS = ["a greyhound", "a move abroad", "pottery", "a bicycle", "a sister", "tomatoes"]
 FACTS = [
     ("I adopted a greyhound called {x}.", "What is the name of {who}'s greyhound?",
      ["Biscuit", "Pepper", "Rocket", "Juniper", "Maple", "Otto"]),
@@ -50,7 +50,7 @@ def locomo_like(samples: int = 6) -> list[dict]:
             observation[f"session_{n}_observation"] = {
                 who: [[f"{who}: {text}", f"D{n}:3"]]}
             summaries[f"session_{n}_summary"] = (f"{a} and {b} caught up in {MONTHS[n - 1]} "
-                                                 f"2023; {who} talked about {TOPICS[n - 1]}.")
+                                                 f"2023. They talked about {TOPICS[n - 1]}.")
             qa.append({"question": asked.format(who=who), "answer": value,
                        "evidence": [f"D{n}:3"], "category": 4})
         qa.append({"question": f"Which marathon did {a} win last year?", "category": 5,

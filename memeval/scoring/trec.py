@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from memeval.errors import MemevalError
-from memeval.log import TurnResult, iter_results
+from memeval.log import RESULTS_FILE, TurnResult, iter_results
 from memeval.scoring.metrics import judged_input, per_turn_frame
 from memeval.scoring.retrieval import doc_id, ranked_query
 
@@ -63,6 +63,9 @@ def export_trec(run_dir: Path, out: Path) -> list[Path]:
     Returns:
         The files written, qrels first.
     """
+    if not (run_dir / RESULTS_FILE).is_file():
+        raise MemevalError(f"{run_dir}: no {RESULTS_FILE}; pass a run folder written by "
+                           "`memeval run --out DIR`")
     rows = _ranked_rows(iter_results(run_dir))
     repeats = {r["repeat"] for r in rows}
     qrels: dict[str, dict[str, list[tuple[str, int]]]] = {}
