@@ -214,3 +214,19 @@ def test_an_answerer_failure_is_counted_and_never_scored(tmp_path, monkeypatch):
     assert summary["counts"]["oracle"]["answer_errors"] == 7
     assert any("the answerer failed on 7 of 7" in a for a in summary["alerts"])
     assert "answer F1" in summary["table"] and "— (n=0)" in summary["table"]
+
+
+def test_compare_and_the_gate_accept_the_answer_metrics(locomo_run):
+    from memeval.scoring.compare import compare_tables, per_turn_table
+    from memeval.scoring.gate import run_gate
+
+    turns = per_turn_table(locomo_run)
+    none, oracle = (turns[turns["selector"] == s] for s in ("none", "oracle"))
+    compared = compare_tables(none, oracle, pairs=[("none", "oracle")])
+    answer = compared["pairs"][0]["overall"]["answer_f1"]
+    assert answer["n_pairs"] == 36 and answer["significance"] == "better"
+    worse = run_gate(none.assign(selector="oracle"), oracle, secondary=("answer_f1",))
+    failed = {c.metric for c in worse.checks if c.status == "fail"}
+    assert "answer_f1" in failed and not worse.passed
+    same = run_gate(oracle, oracle, secondary=("answer_f1",))
+    assert any(c.metric == "answer_f1" and c.status == "pass" for c in same.checks)
