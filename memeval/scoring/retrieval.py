@@ -21,12 +21,14 @@ trec_eval recompute every figure from the files.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
 from memeval.scoring.catalog import RANKS, retrieval_name
 
+_UNSAFE = re.compile(r"[^\w@:/.\-~+=,]")  # what `doc_id` percent-encodes
 # Each family's trec_eval measure; `recall_all` is recall@k equal to 1.
 _FAMILIES = {"recall_any": "Success", "recall_all": "R", "ndcg": "nDCG"}
 
@@ -45,16 +47,17 @@ class RankedQuery:
         picks = list(dict.fromkeys(self.ranked))
         return [(doc_id(k), float(len(picks) - i)) for i, k in enumerate(picks)]
 
-    @property
-    def qrels(self) -> list[tuple[str, int]]:
-        judged = {doc_id(k): 0 for k in sorted(self.acceptable - self.relevant)}
-        judged.update({doc_id(k): 1 for k in sorted(self.relevant)})
-        return sorted(judged.items())
+    def qrels(self, *, judged: bool = True) -> list[tuple[str, int]]:
+        """(document, relevance): relevant 1 and, when `judged`, acceptable 0 (a 0
+        changes none of the rank metrics here; the export writes it for the record)."""
+        graded = {doc_id(k): 0 for k in self.acceptable - self.relevant} if judged else {}
+        graded.update({doc_id(k): 1 for k in self.relevant})
+        return sorted(graded.items())
 
 
 def doc_id(key: str) -> str:
     """A memory key as a TREC document id: no whitespace (TREC files split on it)."""
-    return quote(key, safe="@:/._-~+=,")
+    return quote(key, safe="@:/._-~+=,") if _UNSAFE.search(key) else key
 
 
 def measure_names() -> list[str]:
@@ -78,12 +81,14 @@ def rank_metrics(queries: Sequence[RankedQuery | None]) -> list[dict[str, float]
     for i in live:
         query = queries[i]
         assert query is not None
-        qrels += [ir_measures.Qrel(str(i), d, rel) for d, rel in query.qrels]
+        qrels += [ir_measures.Qrel(str(i), d, rel) for d, rel in query.qrels(judged=False)]
         run += [ir_measures.ScoredDoc(str(i), d, s) for d, s in query.run]
     for i in live:  # a query without picks is absent from the run: it scores 0 (`-c`)
         out[i] = {name: 0.0 for name in nan_row}
+    # ir_measures hands back the measures it was given; hashing one builds its repr
+    by_id = {id(m): named for m, named in measures.items()}  # `measures` keeps them alive
     for found in ir_measures.iter_calc(list(measures), qrels, run):
-        family, k = measures[found.measure]
+        family, k = by_id.get(id(found.measure)) or measures[found.measure]
         value = float(found.value)
         if family == "recall_all":
             value = float(math.isclose(value, 1.0))

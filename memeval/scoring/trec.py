@@ -73,7 +73,7 @@ def export_trec(run_dir: Path, out: Path) -> list[Path]:
     for row in rows:
         query = ranked_query(row["selected"], row["relevant"], row["acceptable"])
         qid = query_id(row["scenario"], row["turn_id"])
-        qrels.setdefault(row["selector"], {})[qid] = query.qrels
+        qrels.setdefault(row["selector"], {})[qid] = query.qrels()
         tag = doc_id(row["selector"])
         runs.setdefault((row["selector"], row["repeat"]), []).extend(
             f"{qid} Q0 {doc} {rank} {score:g} {tag}"
