@@ -63,12 +63,15 @@ def _closure(roots: list[str]) -> set[str]:
     return seen
 
 
+DISTRIBUTION = "memeval-harness"  # pip's name for memeval (`memeval` on PyPI is another)
+
+
 def extra_installed_mb(extra: str = "embed") -> tuple[float, list[str]]:
-    """Megabytes of the distributions `memeval[extra]` adds to the core install."""
-    requires = metadata.requires("memeval") or []
+    """Megabytes of the distributions `memeval-harness[extra]` adds to the core install."""
+    requires = metadata.requires(DISTRIBUTION) or []
     core = {n for r in requires if (n := _needed(r)) is not None}
     wanted = {n for r in requires if (n := _needed(r, extra)) is not None} - core
-    added = sorted(_closure(list(wanted)) - _closure(list(core)) - {"memeval"})
+    added = sorted(_closure(list(wanted)) - _closure(list(core)) - {DISTRIBUTION})
     total = 0
     for name in added:
         for file in metadata.distribution(name).files or []:

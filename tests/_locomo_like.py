@@ -1,65 +1,107 @@
-"""A LoCoMo-shaped file of our own (the real one is not ours to ship; see
-/work/shared/formats/locomo.md and docs/research.md): conversations whose sessions
-each state one fact about a speaker, and a question per fact with its evidence."""
+"""A LoCoMo-shaped file of any size, for tests and for figures when the real file is absent.
+
+The real LoCoMo file (CC BY-NC 4.0) is not ours to ship; /work/shared/formats/locomo.md
+describes its shape. This writes the same shape from a seed: two speakers per sample,
+dated sessions of dialogue turns, observations citing their source turns, session
+summaries and questions whose evidence spans one to three sessions (category 5
+questions carry an `adversarial_answer` instead of an answer). The words are made up,
+so the figures it yields show how a rule moves a number, not the literature's values.
+"""
 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
+from typing import Any
 
-PEOPLE = [("Mira", "Tomas"), ("Ines", "Kofi"), ("Lena", "Arjun"), ("Sofia", "Pavel"),
-          ("Noor", "Elias"), ("Hana", "Diego")]
-# (what was said, question, answer): one a session
-TOPICS = ["a greyhound", "a move abroad", "pottery", "a bicycle", "a sister", "tomatoes"]
-FACTS = [
-    ("I adopted a greyhound called {x}.", "What is the name of {who}'s greyhound?",
-     ["Biscuit", "Pepper", "Rocket", "Juniper", "Maple", "Otto"]),
-    ("I am moving to {x} in September.", "Which city is {who} moving to?",
-     ["Lisbon", "Oslo", "Porto", "Kyoto", "Quito", "Tallinn"]),
-    ("My pottery class meets on {x} evenings.",
-     "On which evenings does {who}'s pottery class meet?",
-     ["Tuesday", "Monday", "Friday", "Thursday", "Wednesday", "Sunday"]),
-    ("I finally bought a {x} bicycle.", "What colour is the bicycle {who} bought?",
-     ["red", "green", "yellow", "silver", "orange", "purple"]),
-    ("My sister works as a {x} downtown.", "What does {who}'s sister work as?",
-     ["pharmacist", "carpenter", "librarian", "dentist", "baker", "architect"]),
-    ("I planted {x} tomato plants this spring.", "How many tomato plants did {who} plant?",
-     ["seven", "three", "twelve", "five", "nine", "eleven"]),
-]
-MONTHS = ["January", "February", "March", "April", "May", "June"]
-
-
-def locomo_like(samples: int = 6) -> list[dict]:
-    data = []
-    for s in range(samples):
-        a, b = PEOPLE[s % len(PEOPLE)]
-        conversation: dict = {"speaker_a": a, "speaker_b": b}
-        observation: dict = {}
-        summaries: dict = {}
-        qa = []
-        for n, (said, asked, values) in enumerate(FACTS, start=1):
-            who = a if n % 2 else b
-            value = values[(s + n) % len(values)]
-            text = said.format(x=value)
-            conversation[f"session_{n}_date_time"] = \
-                f"1:{10 + n} pm on {n + 2} {MONTHS[n - 1]}, 2023"
-            conversation[f"session_{n}"] = [
-                {"speaker": who, "dia_id": f"D{n}:1", "text": "Hi, how has your week been?"},
-                {"speaker": a if who == b else b, "dia_id": f"D{n}:2", "text": "Busy but good."},
-                {"speaker": who, "dia_id": f"D{n}:3", "text": text}]
-            observation[f"session_{n}_observation"] = {
-                who: [[f"{who}: {text}", f"D{n}:3"]]}
-            summaries[f"session_{n}_summary"] = (f"{a} and {b} caught up in {MONTHS[n - 1]} "
-                                                 f"2023. They talked about {TOPICS[n - 1]}.")
-            qa.append({"question": asked.format(who=who), "answer": value,
-                       "evidence": [f"D{n}:3"], "category": 4})
-        qa.append({"question": f"Which marathon did {a} win last year?", "category": 5,
-                   "evidence": ["D1:1"], "adversarial_answer": "Boston"})
-        data.append({"sample_id": f"like-{s + 1}", "conversation": conversation,
-                     "observation": observation, "session_summary": summaries, "qa": qa})
-    return data
+_NAMES = ("Mira", "Tomas", "Caroline", "Melanie", "Jon", "Gina", "Audrey", "Andrew",
+          "Evan", "Sam", "Joanna", "Nate", "Tim", "John", "Maria", "Deborah", "Calvin", "Dave")
+_TOPICS = (
+    ("pottery", "kiln", "glaze", "bowl"), ("greyhound", "leash", "race", "vet"),
+    ("guitar", "chords", "concert", "band"), ("marathon", "training", "shoes", "pace"),
+    ("garden", "tomatoes", "compost", "seeds"), ("bakery", "sourdough", "oven", "flour"),
+    ("painting", "canvas", "watercolor", "gallery"), ("hiking", "trail", "summit", "boots"),
+    ("chess", "opening", "tournament", "rating"), ("camping", "tent", "lake", "fire"),
+    ("volunteering", "shelter", "donations", "meals"), ("photography", "lens", "sunset",
+                                                         "portrait"),
+    ("cooking", "recipe", "spices", "curry"), ("cycling", "helmet", "route", "bike"),
+    ("reading", "novel", "library", "author"), ("adoption", "agency", "family", "papers"),
+    ("startup", "investors", "launch", "product"), ("yoga", "retreat", "mat", "breathing"),
+)
+_VERBS = ("started", "finished", "planned", "talked about", "signed up for", "loved",
+          "worried about", "bought", "showed", "tried")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
 
 
-def write_locomo_like(path: Path, samples: int = 6) -> Path:
-    path.write_text(json.dumps(locomo_like(samples), indent=1), encoding="utf-8")
+def _when(day: int) -> str:
+    """A LoCoMo date-time string `day` days after 1 January 2022."""
+    year, rest = 2022 + day // 336, day % 336
+    month, date = rest // 28, rest % 28 + 1
+    hour = 1 + day % 12
+    return f"{hour}:{(day * 7) % 60:02d} {'am' if day % 2 else 'pm'} on {date} " \
+        f"{_MONTHS[month]}, {year}"
+
+
+def _sample(rng: random.Random, index: int, sessions: int) -> dict[str, Any]:
+    a, b = rng.sample(_NAMES, 2)
+    conversation: dict[str, Any] = {"speaker_a": a, "speaker_b": b}
+    observation: dict[str, Any] = {}
+    summaries: dict[str, str] = {}
+    facts: list[tuple[int, str, str, str]] = []  # (session, dia id, speaker, topic word)
+    day = rng.randrange(0, 100)
+    for number in range(1, sessions + 1):
+        day += rng.randrange(3, 20)
+        conversation[f"session_{number}_date_time"] = _when(day)
+        turns, said = [], {a: [], b: []}  # type: ignore[var-annotated]
+        topics = rng.sample(_TOPICS, 3)
+        for k in range(1, rng.randrange(12, 24)):
+            speaker = a if k % 2 else b
+            topic = rng.choice(topics)
+            word = rng.choice(topic[1:])
+            text = f"I {rng.choice(_VERBS)} the {word} for my {topic[0]} this week."
+            dia = f"D{number}:{k}"
+            turns.append({"speaker": speaker, "dia_id": dia, "text": text})
+            if rng.random() < 0.55:
+                fact = f"{speaker} {rng.choice(_VERBS)} the {word} ({topic[0]})."
+                said[speaker].append([fact, dia])
+                facts.append((number, dia, speaker, f"{topic[0]} {word}"))
+        conversation[f"session_{number}"] = turns
+        observation[f"session_{number}_observation"] = said
+        told = [fact for facts_of in said.values() for fact, _ in facts_of]
+        summaries[f"session_{number}_summary"] = (
+            f"{a} and {b} talked on {_when(day)}. " + " ".join(rng.sample(told, min(4, len(told)))))
+    qa = []
+    for _ in range(rng.randrange(150, 260)):
+        category = rng.choices((1, 2, 3, 4, 5), weights=(14, 16, 5, 43, 22))[0]
+        hops = 1 if category in (2, 4, 5) else rng.randrange(2, 4)
+        chosen = rng.sample(facts, min(hops, len(facts)))
+        speaker, words = chosen[0][2], chosen[0][3]
+        item: dict[str, Any] = {
+            "question": f"What did {speaker} do about the {words}?",
+            "evidence": [dia for _, dia, _, _ in chosen], "category": category}
+        if category == 5:
+            item["adversarial_answer"] = "not mentioned"
+        else:
+            item["answer"] = f"{speaker} and the {words}"
+        qa.append(item)
+    return {"sample_id": f"conv-{index + 1}", "conversation": conversation,
+            "observation": observation, "session_summary": summaries,
+            "event_summary": {}, "qa": qa}
+
+
+def write_locomo_like(path: Path, *, samples: int = 10, seed: int = 0,
+                      sessions: tuple[int, int] = (19, 32)) -> Path:
+    """Write a LoCoMo-shaped JSON list of `samples` conversations to `path`."""
+    rng = random.Random(seed)
+    data = [_sample(rng, i, rng.randrange(sessions[0], sessions[1] + 1))
+            for i in range(samples)]
+    path.write_text(json.dumps(data), encoding="utf-8")
     return path
+
+
+if __name__ == "__main__":  # python tests/_locomo_like.py OUT.json [samples]
+    import sys
+
+    write_locomo_like(Path(sys.argv[1]), samples=int(sys.argv[2]) if len(sys.argv) > 2 else 10)

@@ -1,6 +1,6 @@
 """The answer stage: does better selection give better answers?
 
-A LoCoMo-shaped file of our own (tests/_locomo_like.py; the real file is not ours to
+A LoCoMo-shaped file of our own (tests/_locomo_facts.py; the real file is not ours to
 ship) is imported and run with `none`, `bm25` and `oracle` and the offline
 `extractive` answerer; a loopback OpenAI-compatible server plays the model answerer
 and the answer judge.
@@ -26,7 +26,7 @@ from memeval.run.evaluate import evaluate
 from memeval.scenarios import import_locomo
 from memeval.scoring.answer_metrics import exact_match, normalise_answer, token_f1
 from memeval.testing import FakeMessagesServer, Fault
-from tests._locomo_like import write_locomo_like
+from tests._locomo_facts import write_locomo_like
 
 
 @pytest.mark.parametrize(("given", "reference", "f1", "em"), [

@@ -122,3 +122,13 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_run_package_names_what_it_offers_and_loads_it_on_use():
+    import memeval.run as run
+
+    for name in run.__all__:
+        value = getattr(run, name)
+        assert getattr(value, "__name__", name) == name, name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = run.nope

@@ -57,7 +57,7 @@ def test_doctor_says_whether_the_embedding_model_is_there(
     if embedding.embedding_available():
         assert doctor({})["embedding model"].startswith("wordllama-")
     monkeypatch.setattr(embedding, "embedding_available", lambda: False)
-    assert doctor({})["embedding model"].endswith("pip install 'memeval[embed]'")
+    assert doctor({})["embedding model"].endswith(embedding.INSTALL_HINT)
 
 
 def test_chromium_must_be_an_executable_file(tmp_path: Path,

@@ -74,13 +74,15 @@ def test_a_one_slot_server_that_takes_3s_gets_one_call_at_a_time_and_the_run_suc
 def test_a_2s_deadline_fails_every_turn_naming_the_option_and_never_piles_up(tmp_path):
     with llama_cpp_python() as server:
         code, _ = run(tmp_path, "--deadline", "2", "-s", f"openai:{MODEL}?base_url={server.url}/v1")
-        held, sent = server.peak_held, len(server.chat_requests())
+        held, sent, left = server.peak_held, len(server.chat_requests()), server.abandoned
+        busy = server.held  # still computing when the run returned?
     errors = [r["selector_error"] for r in rows(tmp_path)]
     assert code == 3 and len(errors) == 2
     assert all("deadline (2 s, retries included) passed" in e and "--deadline" in e
                for e in errors), errors
     assert held == 1, "an abandoned request kept its slot until the server finished it"
     assert sent == 2  # no retry of a timed-out call to a local server
+    assert left == busy == 0  # the last one was waited out: nothing spills into the next run
     assert config_json(tmp_path)["config"]["llm"]["deadline"] == 2
 
 
@@ -133,6 +135,25 @@ def test_identical_requests_in_flight_are_sent_once():
     assert sent == 1 and first.ok and second.ok and first.text == second.text
     assert sorted(r.source for r in access.records) == ["api", "shared"]
     assert access.usage.calls == 1
+
+
+def test_a_request_waiting_on_a_cancelled_identical_call_asks_itself():
+    request = LLMRequest(model=MODEL, max_tokens=50,
+                         messages=({"role": "user", "content": "hello again"},))
+    with FakeMessagesServer(latency=0.5) as server:
+        access = ModelAccess(DoorConfig(timing=CallTiming(max_retries=0)))
+        client = access.client(Endpoint("openai", f"{server.url}/v1"))
+
+        async def leader_cancelled():
+            leader = asyncio.ensure_future(client.acomplete(request))
+            await asyncio.sleep(0.1)
+            follower = asyncio.ensure_future(client.acomplete(request))
+            await asyncio.sleep(0.1)
+            leader.cancel()
+            return await follower
+
+        answer = asyncio.run(leader_cancelled())
+    assert answer.ok and answer.record.source == "api"
 
 
 # -- structured modes that explain themselves ------------------------------------------

@@ -389,7 +389,7 @@ def test_a_missing_openai_extra_is_a_spec_error_naming_the_install(monkeypatch):
     monkeypatch.setattr(chat.importlib, "import_module", absent)
     with pytest.raises(MemevalError) as caught:
         resolve_selector("openai:m?base_url=http://localhost:11434/v1")
-    assert "pip install 'memeval[openai]'" in str(caught.value)
+    assert "pip install 'openai>=1.40'" in str(caught.value)
 
 
 def test_spec_prices_make_a_local_model_budgetable_and_costed(tmp_path, monkeypatch):

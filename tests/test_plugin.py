@@ -17,6 +17,7 @@ import pytest
 import memeval.llm
 import memeval.plugin
 import memeval.plugin.suite
+import memeval.provenance
 import memeval.report
 
 # Imported here once: pytester forgets modules first imported by an inner run.
@@ -341,3 +342,61 @@ def test_missing_baseline_is_a_usage_error_before_anything_runs(project):
     result.stderr.fnmatch_lines(["ERROR: --memeval-baseline *nowhere/summary.json: no such "
                                  "file*"])
     assert not (project.path / "reports").exists()
+
+
+# -- runs made the same way, or not ---------------------------------------------------------
+
+FIXTURE_SCENARIOS = [str(REPO / "fixtures" / "scenarios" / f"{name}.yaml") for name in
+                     ("a-android-banking", "a-rails-invoicing", "b-spring-payments")]
+
+
+def _gate(run_dir: Path, baseline: Path) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from memeval.cli import cli
+
+    result = CliRunner().invoke(cli, ["gate", str(run_dir), "--baseline", str(baseline),
+                                       "--no-write"])
+    return result.exit_code, result.output
+
+
+def test_a_plugin_run_and_a_memeval_run_made_alike_gate_each_other(project):
+    """Same selector, same history (gold, both defaults): PASS both ways. The plugin
+    made to play its own history: the gate, compare and the plugin's own baseline
+    check refuse the pair with one line naming the flag that fixes it."""
+    from memeval.run.config import RunConfig
+    from memeval.run.evaluate import evaluate
+    from memeval.scoring.compare import compare_runs
+
+    scenarios = [a for path in FIXTURE_SCENARIOS for a in ("--memeval-scenarios", path)]
+    plugin = project.runpytest("-p", "no:cacheprovider", "--memeval-selector", "bm25",
+                               *scenarios, "--memeval-report", "plugin")
+    assert plugin.ret == 0
+    cli = project.path / "cli"
+    evaluate(RunConfig(scenarios=tuple(FIXTURE_SCENARIOS), selectors=("bm25",),
+                       concurrency=1), cli, progress=False)
+    made = json.loads((project.path / "plugin" / "summary.json").read_text())["made"]
+    assert made["history"] == "gold" and made["source"] == "pytest"
+    for run_dir, baseline in ((project.path / "plugin", cli), (cli, project.path / "plugin")):
+        code, output = _gate(run_dir, baseline)
+        assert code == 0 and "gate: PASS" in output, output
+
+    own = project.runpytest("-p", "no:cacheprovider", "--memeval-selector", "bm25",
+                            *scenarios, "--memeval-report", "own", "--memeval-history", "own")
+    assert own.ret == 0
+    code, output = _gate(project.path / "own", cli)
+    assert code == 2
+    [line] = output.strip().splitlines()
+    assert line == ("Error: cannot pair runs made differently: history is gold in the "
+                    "baseline but own in the candidate; rerun the candidate with `memeval "
+                    "run --history gold` (pytest: --memeval-history gold)")
+    with pytest.raises(memeval.provenance.NotComparable, match="history is gold"):
+        compare_runs(cli, project.path / "own")
+    checked = project.runpytest("-p", "no:cacheprovider", "--memeval-selector", "bm25",
+                                *scenarios, "--memeval-report", "own2", "--memeval-history",
+                                "own", "--memeval-baseline", str(cli / "summary.json"))
+    assert checked.ret == 1
+    checked.stdout.fnmatch_lines(["*memeval gate: ERROR*",
+                                  "cannot pair runs made differently: history is gold in the "
+                                  "baseline but own in the candidate; rerun the candidate "
+                                  "with*--memeval-history gold)"])

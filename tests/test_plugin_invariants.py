@@ -19,8 +19,9 @@ FAITHFUL, HARDENED = Compat.faithful(), Compat.hardened()
 
 @pytest.fixture(scope="module")
 def store() -> SuiteStore:
-    return SuiteStore(RunConfig(scenarios=(str(TINY),), selectors=("oracle", "all")),
-                      roots=(TINY.parents[2],))
+    """Own history: the records below are one session, played in order."""
+    return SuiteStore(RunConfig(scenarios=(str(TINY),), selectors=("oracle", "all"),
+                                history="own"), roots=(TINY.parents[2],))
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +56,25 @@ def test_a_real_session_breaks_no_invariant(store, records):
     assert invariant_problems(scenario, records, FAITHFUL) == {}
     assert store.unit("plugin-tiny", "all").problems == {}
     assert any(len(r.surfaced) > 1 for r in records)  # the checks had work to do
+
+
+def test_gold_history_checks_each_fork_against_what_the_reference_walk_surfaced():
+    """Under gold history every turn is a fork: `all` surfacing at t2 what it surfaced
+    at t1 is no resurfacing, since its t1 never happened in t2's transcript."""
+    gold = SuiteStore(RunConfig(scenarios=(str(TINY),), selectors=("all",)),
+                      roots=(TINY.parents[2],))
+    outcome = gold.unit("plugin-tiny", "all")
+    assert {r.history for r in outcome.rows} == {"gold"}
+    assert outcome.problems == {}
+    records = [r.record for r in outcome.rows]
+    assert invariant_problems(gold.scenario("plugin-tiny"), records, FAITHFUL) != {}
+    forks = [r.in_context for r in outcome.rows]
+
+    def again(record):  # the reference walk's t1 memory, surfaced again at t2
+        record["surfaced"].append(dict(records[0].surfaced[0].to_dict(), key=forks[1][0]))
+    problems = invariant_problems(gold.scenario("plugin-tiny"), tampered(records, 1, again),
+                                  FAITHFUL, forks)
+    assert any("surfaced again" in p for p in problems["t2"])
 
 
 def test_the_index_surfacing_is_invariant_1(store, records):

@@ -17,7 +17,7 @@ from memeval.scenarios import import_locomo
 from memeval.scoring.catalog import RANKS, RETRIEVAL, retrieval_name
 from memeval.scoring.metrics import per_turn_frame
 from memeval.scoring.retrieval import rank_metrics, ranked_query
-from tests._locomo_like import write_locomo_like
+from tests._locomo_facts import write_locomo_like
 
 SELECTORS = ("none", "bm25?threshold=0.05", "recency?k=3", "oracle")
 

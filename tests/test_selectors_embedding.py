@@ -7,6 +7,7 @@ installed as the README says; on a bare install they skip, naming the fix.
 from __future__ import annotations
 
 import logging
+import re
 import socket
 import subprocess
 import sys
@@ -57,13 +58,13 @@ def test_core_imports_without_the_model_package() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    assert "MemevalError" in out and "pip install 'memeval[embed]'" in out
+    assert "MemevalError" in out and embedding_module.INSTALL_HINT in out
     assert out.strip().endswith("False False False")
 
 
 def test_missing_extra_fails_at_build_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(embedding_module, "embedding_available", lambda: False)
-    with pytest.raises(MemevalError, match=r"pip install 'memeval\[embed\]'"):
+    with pytest.raises(MemevalError, match=re.escape(embedding_module.INSTALL_HINT)):
         resolve_selector("embedding?k=3")
 
 
@@ -233,5 +234,5 @@ def test_a_package_without_its_files_names_the_fix(
     installed = SimpleNamespace(submodule_search_locations=[str(tmp_path)])  # no files in it
     monkeypatch.setattr(embedding_module.importlib.util, "find_spec", lambda name: installed)
     with pytest.raises(MemevalError, match=r"missing from the installed 'wordllama'.*"
-                                           r"pip install 'memeval\[embed\]'"):
+                                           + re.escape(embedding_module.INSTALL_HINT)):
         embedding_module.model_files()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memeval.log import iter_results
+from memeval.run.config import RunConfig
+from memeval.run.evaluate import evaluate
 from memeval.selectors import (
     BM25Selector,
     OracleSelector,
@@ -18,6 +21,8 @@ from memeval.selectors import (
     safe_select,
 )
 from memeval.selectors.lexical import bm25_scores, candidate_text, tokenize
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "scenarios"
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,32 @@ def test_random_is_reproducible_per_seed_turn_and_repeat() -> None:
     others = {sel.select(request("q", turn_id=f"t{i}", repeat=r)).names
               for i in range(5) for r in range(3)}
     assert len(others) > 1  # turns and repeats get their own draws
+
+
+def test_random_draws_a_stream_per_scenario_and_turn() -> None:
+    sel = RandomSelector(k=2, seed=0)
+    draws = {sel.select(replace(request("q", turn_id="t1"), scenario=f"s{i}")).names
+             for i in range(8)}
+    assert len(draws) > 1  # scenarios sharing the turn id `t1` do not share its draw
+
+
+def test_a_run_hands_random_the_scenario(tmp_path: Path) -> None:
+    """Two scenarios alike but for their id draw different picks at the same turns."""
+    source = FIXTURES / "a-dbt-warehouse.yaml"
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    text = source.read_text(encoding="utf-8")
+    for name in ("copy-a", "copy-b"):
+        (folder / f"{name}.yaml").write_text(
+            text.replace("id: a-dbt-warehouse", f"id: {name}", 1), encoding="utf-8")
+    config = RunConfig(scenarios=(str(folder),), selectors=("random?k=2",), concurrency=1)
+    (tmp_path / "memdirs").symlink_to(FIXTURES.parent / "memdirs")  # where `from:` looks
+    evaluate(config, tmp_path / "run", progress=False)
+    picks: dict[str, list[tuple[str, ...]]] = {}
+    for row in iter_results(tmp_path / "run"):
+        picks.setdefault(row.scenario, []).append(row.selected)
+    assert len(picks["copy-a"]) == len(picks["copy-b"]) > 1
+    assert picks["copy-a"] != picks["copy-b"]
 
 
 @settings(max_examples=50, deadline=None)

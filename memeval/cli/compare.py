@@ -90,6 +90,8 @@ def command(run_a: Path, run_b: Path, pairs: tuple[str, ...], out: Path | None) 
     except MemevalError as exc:
         raise InputError(str(exc)) from None
     click.echo(summary_table(data))
+    for note in data.get("notes") or []:
+        click.echo(f"note: {note}", err=True)
     for warning in data.get("warnings") or []:
         click.echo(f"power: {warning}", err=True)
     if html is not None:

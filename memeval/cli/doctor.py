@@ -22,6 +22,7 @@ CHROMIUM_INSTALL = ("install Chromium with `sudo apt-get install -y chromium` (D
                     f"or set {CHROMIUM_ENV}=/path/to/chromium")
 KEYS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 PACKAGES = ("memeval", "anthropic", "openai", "playwright")
+DISTRIBUTIONS = {"memeval": "memeval-harness"}  # pip's name; `memeval` on PyPI is another
 
 EXAMPLES = """
 \b
@@ -89,7 +90,7 @@ def _embedding_line() -> str:
 
 def report_lines() -> list[tuple[str, str]]:
     """(label, value) pairs of the report; no value ever holds a secret."""
-    lines = [(name, _version(name)) for name in PACKAGES]
+    lines = [(name, _version(DISTRIBUTIONS.get(name, name))) for name in PACKAGES]
     lines.insert(1, ("python", f"{platform.python_version()} ({sys.executable})"))
     lines += [(key, "set" if os.environ.get(key) else "not set") for key in KEYS]
     lines.append(("response cache", _cache_line()))

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import click
 
+from memeval.cli._errors import InputError
 from memeval.errors import MemevalError
 from memeval.log import write_json
+from memeval.provenance import NotComparable
 from memeval.scoring.catalog import GATED, TESTABLE
 from memeval.scoring.gate import DEFAULT_MAX_ERROR_RATE, GATE_FILE, gate_run
 
@@ -82,6 +84,8 @@ def command(run: Path, baseline: Path | None, margin: float | None,
                           min_recall=min_recall, max_error_rate=max_error_rate,
                           secondary=secondary,
                           pairs=[(c, b) for b, c in parse_pairs(pairs)])
+    except NotComparable as exc:  # one line naming the fix, not the usage text
+        raise InputError(str(exc)) from None
     except MemevalError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(result.table())  # ends with the rule behind each margin

@@ -273,7 +273,7 @@ def judge_usage(turns: Sequence[Judgement]) -> Usage:
 
 class OpenAIJudge(ClaudeJudge):
     """The same grading sent to any Chat Completions server (`openai:<model>?base_url=...`;
-    needs `pip install 'memeval[openai]'`). `seed` sets the shuffle and the sampling seed."""
+    needs `pip install 'openai>=1.40'`). `seed` sets the shuffle and the sampling seed."""
 
     transport: Transport = "openai"
 

@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from memeval.llm.client import LLMClient
 
 
+class CallAbandoned(Exception):
+    """The call an identical request waited on ended without an answer (cancelled)."""
+
+
 class ModelAccess:
     """Everything a run's model calls share, and the clients that make them.
 
@@ -171,7 +175,7 @@ class ModelAccess:
         if response is not None:
             future.set_result(response)
         else:
-            future.set_exception(RuntimeError("the identical call in flight was cancelled"))
+            future.set_exception(CallAbandoned("the identical call in flight was cancelled"))
 
     # -- prices and budget ----------------------------------------------------------------
     def use_price(self, model: str, price: ModelPrice) -> None:
@@ -224,7 +228,13 @@ class ModelAccess:
     # -- closing ----------------------------------------------------------------------------
     async def aclose_for_loop(self) -> None:
         """Close every client's SDK connections of the running event loop: they belong
-        to the loop, and `asyncio.run` ends it."""
+        to the loop, and `asyncio.run` ends it. Requests a server on this machine is
+        still computing for a call that gave up are waited for first (up to one
+        deadline), so they do not queue ahead of the next run's calls."""
+        with self._lock:
+            slots = list(self._loop_slots.get(asyncio.get_running_loop(), {}).values())
+        for endpoint_slots in slots:
+            await endpoint_slots.orphans_done(self.config.timing.deadline)
         for client in self.clients():
             await client.aclose_for_loop()
 

@@ -29,7 +29,7 @@ from typing import Any
 import anthropic
 
 from memeval.errors import INVALID_OUTPUT
-from memeval.llm.access import ModelAccess
+from memeval.llm.access import CallAbandoned, ModelAccess
 from memeval.llm.batches import AutoBatcher, run_message_batch
 from memeval.llm.budget import CHARS_PER_TOKEN, Budget, BudgetState
 from memeval.llm.cache import ResponseCache, default_cache_path
@@ -419,7 +419,10 @@ class LLMClient:
         scoped = self.target.scope(key)
         leads, pending = self.access.lead(scoped)
         if not leads:
-            return self._shared(request, key, pending.result())
+            try:
+                return self._shared(request, key, pending.result())
+            except CallAbandoned:  # the first caller went away: ask ourselves
+                return self._call(request, key, validate)
         response = None
         try:
             response = self._call(request, key, validate)
@@ -439,7 +442,10 @@ class LLMClient:
         scoped = self.target.scope(key)
         leads, pending = self.access.lead(scoped)
         if not leads:
-            return self._shared(request, key, await asyncio.wrap_future(pending))
+            try:
+                return self._shared(request, key, await asyncio.wrap_future(pending))
+            except CallAbandoned:
+                return await self._acall(request, key, validate)
         response = None
         try:
             response = await self._acall(request, key, validate)

@@ -15,7 +15,7 @@ from typing import Any
 
 from memeval.llm.errors import LLMError
 
-INSTALL_HINT = "pip install 'memeval[openai]'"
+INSTALL_HINT = "pip install 'openai>=1.40'"  # the openai extra of memeval-harness
 
 # finish_reason -> the Messages API stop_reason the rest of memeval reads
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use",

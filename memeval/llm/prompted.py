@@ -37,7 +37,8 @@ class PromptedModel:
     endpoint: Endpoint = ANTHROPIC
     structured: StructuredMode = "json_schema"
     price: ModelPrice | None = None
-    limits: dict[str, float] = {}  # the spec's timeout=/deadline= (seconds)  # noqa: RUF012
+    timeout: float | None = None  # the spec's seconds per attempt (None: the run's)
+    deadline: float | None = None  # the spec's seconds per call (None: the run's)
     concurrency: int | None = None  # the spec's cap on calls in flight to its endpoint
 
     def set_limits(self, timeout: float | None, deadline: float | None,
@@ -48,13 +49,13 @@ class PromptedModel:
                 raise ValueError(f"{name}={value}: give a positive number of seconds")
         if concurrency is not None and concurrency < 1:
             raise ValueError(f"concurrency={concurrency}: at least 1 call at a time")
-        self.limits = {k: float(v) for k, v in (("timeout", timeout), ("deadline", deadline))
-                       if v is not None}
-        self.concurrency = concurrency
+        self.timeout, self.deadline, self.concurrency = timeout, deadline, concurrency
 
     def timing(self, default: CallTiming) -> CallTiming:
         """The run's timing with this spec's own limits over it."""
-        return replace(default, **self.limits) if self.limits else default
+        own = {k: float(v) for k, v in (("timeout", self.timeout), ("deadline", self.deadline))
+               if v is not None}
+        return replace(default, **own) if own else default
 
     def set_price(self, price_in: float | None, price_out: float | None) -> None:
         """A price for the model, USD per million tokens, when the table has none (a

@@ -90,6 +90,11 @@ class AdaptiveSlots:
         self._holding.add(task)
         task.add_done_callback(self._holding.discard)
 
+    async def orphans_done(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for the held requests to end."""
+        if self._holding:
+            await asyncio.wait(set(self._holding), timeout=timeout)
+
     async def _notify(self) -> None:
         async with self._changed:
             self._changed.notify_all()

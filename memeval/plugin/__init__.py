@@ -9,7 +9,8 @@ the suites in `suites/` are ordinary test files built on them.
   default `claude`), `--memeval-scenarios`, `--memeval-report DIR`,
   `--memeval-baseline SUMMARY`, `--memeval-min-precision`, `--memeval-min-recall`,
   `--memeval-margin`, `--memeval-replay` / `--memeval-record CASSETTE`,
-  `--memeval-profile ci|deep`, `--memeval-compat faithful|hardened`.
+  `--memeval-profile ci|deep`, `--memeval-compat faithful|hardened`,
+  `--memeval-history gold|own` (default gold, as `memeval run`).
 - Fixtures: `memeval_turn` / `memeval_judged_turn` (parametrized: one item per
   scenario turn × selector), `memeval_session`, `memdir_factory`, `selector`,
   `judge`, `memeval_store`.
@@ -19,7 +20,8 @@ the suites in `suites/` are ordinary test files built on them.
 - At the end of the session: the run folder (results.jsonl, summary.json,
   config.json, index.html when the report package is present, gate.json) and the
   gate, which fails the session when a threshold is missed or a metric is not
-  non-inferior to the baseline (see `memeval.scoring.gate`).
+  non-inferior to the baseline (see `memeval.scoring.gate`), and refuses a
+  baseline made another way (`memeval.provenance`).
 
 The package loads in every pytest run of every project that installs memeval, so
 its modules import only pytest and the standard library at import time; the engine

@@ -4,6 +4,7 @@ of the session (merge the workers' units, write the run folder, gate)."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -210,6 +211,13 @@ def _gate(state: PluginState) -> None:
     write_json(settings.report / GATE_FILE, state.gate.to_dict())
 
 
+@dataclass(frozen=True)
+class GateError:
+    """Why the gate could not run, as a terminal-summary entry (counted in the last line)."""
+
+    message: str
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
                             config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
@@ -225,7 +233,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
     if state.gate_error:
         terminalreporter.write_sep("-", "memeval gate: ERROR", red=True)
         write(state.gate_error)
-        terminalreporter.stats.setdefault(GATE_STAT, []).append(state.gate_error)
+        # An object, as every entry of `stats` (other plugins read their `__dict__`).
+        terminalreporter.stats.setdefault(GATE_STAT, []).append(GateError(state.gate_error))
         return
     if state.gate is None:
         return

@@ -15,6 +15,7 @@ SUITE_FIXTURES = (TURN_FIXTURE, JUDGED_FIXTURE)
 DEFAULT_SELECTOR = "oracle"  # reads the gold labels: the suite's plumbing, fast and green
 DEFAULT_JUDGE = "claude"
 DEFAULT_REPORT = "reports/pytest-latest"
+DEFAULT_HISTORY = "gold"  # `memeval run`'s default: a CI baseline from either pairs with both
 WORKER_OUTPUT_KEY = "memeval_units"
 PROFILE_ENV = "MEMEVAL_PROFILE"  # read by the property suites' hypothesis settings
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -72,6 +73,10 @@ OPTIONS: tuple[_Option, ...] = (
     _Option("compat", "choice", "faithful (Claude Code's quirks, default) or hardened "
             "(every invariant holds). Example: --memeval-compat hardened", "faithful",
             ("faithful", "hardened")),
+    _Option("history", "choice", "gold (default, as `memeval run`): every turn starts from "
+            "the state the gold labels imply, so runs pair turn by turn; own: each "
+            "selector's session runs end to end. A baseline must be made the same way. "
+            "Example: --memeval-history own", DEFAULT_HISTORY, ("gold", "own")),
 )
 _BY_NAME = {o.name: o for o in OPTIONS}
 
@@ -92,6 +97,7 @@ class Settings:
     record: Path | None
     profile: str | None
     compat: str
+    history: str = DEFAULT_HISTORY
 
 
 def _raw(config: pytest.Config, option: _Option) -> tuple[Any, Path]:

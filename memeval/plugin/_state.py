@@ -42,7 +42,8 @@ class PluginState:
             settings = self.settings
             config = RunConfig(scenarios=settings.scenarios or default_scenarios(),
                                selectors=settings.selectors, judges=(GOLD,), concurrency=1,
-                               compat=settings.compat)  # type: ignore[arg-type]
+                               compat=settings.compat,  # type: ignore[arg-type]
+                               history=settings.history)  # type: ignore[arg-type]
             self._store = SuiteStore(config, roots=(self.rootpath,
                                                     bundled_fixtures_dir().parent),
                                      models=self.models)

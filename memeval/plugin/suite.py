@@ -9,7 +9,6 @@ imports pytest: the plugin wires it in, and the logic is testable on its own.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +27,7 @@ from memeval.log import (
     RecordedTurn,
     ResultsWriter,
     TurnResult,
+    read_summary,
     write_json,
 )
 from memeval.memdir import ENTRYPOINT_NAME as INDEX_NAME
@@ -89,18 +89,24 @@ def display_path(path: Path, roots: Sequence[Path]) -> str:
 
 
 def invariant_problems(scenario: Scenario, records: Sequence[RecordedTurn],
-                       compat: Compat) -> dict[str, list[str]]:
+                       compat: Compat,
+                       in_context: Sequence[Sequence[str]] | None = None,
+                       ) -> dict[str, list[str]]:
     """SPEC §3's invariants over one session's turn records, per turn id.
 
     A quirk of the faithful preset that knowingly breaks an invariant (duplicate names
     surfacing twice in one turn, symlinks followed out of a memdir) is allowed while
-    its switch is on; everything else is a problem.
+    its switch is on; everything else is a problem. `in_context` gives, per turn, the
+    memory keys already in the transcript when each turn is a fork of another session
+    (gold history); without it the records are one session, played in order.
     """
     problems: dict[str, list[str]] = {}
-    seen: dict[str, str] = {}  # path -> turn that surfaced it, since the last compaction
-    for turn, record in zip(scenario.turns, records, strict=True):
+    seen: dict[str, str] = {}  # key -> turn that surfaced it, since the last compaction
+    for index, (turn, record) in enumerate(zip(scenario.turns, records, strict=True)):
         found: list[str] = []
-        if turn.compact_before:
+        if in_context is not None:
+            seen = dict.fromkeys(in_context[index], "the reference walk's")
+        elif turn.compact_before:
             seen.clear()
         dirs = record.dirs
         scopes = {d.scope for d in dirs}
@@ -126,12 +132,12 @@ def invariant_problems(scenario: Scenario, records: Sequence[RecordedTurn],
             if lines > MAX_MEMORY_LINES:
                 found.append(f"invariant 3: {key} surfaced {lines} lines, over "
                              f"{MAX_MEMORY_LINES}")
-            if path in seen:
+            if key in seen:
                 found.append(f"invariant 4: {key} surfaced again (first in turn "
-                             f"{seen[path]}, no compaction since)")
-            elif path in this_turn and not compat.duplicate_names_surface_twice:
+                             f"{seen[key]}, no compaction since)")
+            elif key in this_turn and not compat.duplicate_names_surface_twice:
                 found.append(f"invariant 4: {key} surfaced twice in one turn")
-            this_turn.add(path)
+            this_turn.add(key)
             mentioned = scopes - {PROJECT_SCOPE}
             if memory.scope not in scopes:
                 found.append(f"invariant 5: {key} comes from memdir {memory.scope!r}, "
@@ -248,11 +254,6 @@ class SuiteStore:
     foreign: dict[UnitKey, list[TurnResult]] = field(default_factory=dict)
     report_error: str | None = None
 
-    def __post_init__(self) -> None:
-        # The suites check a session's invariants turn after turn, so each selector's
-        # session runs end to end: own history, whatever the config asked for.
-        self.config = replace(self.config, history="own")
-
     # -- collection ---------------------------------------------------------------------
     def loaded(self) -> LoadResult:
         if self._loaded is None:
@@ -310,7 +311,9 @@ class SuiteStore:
             rows = run_unit(Unit(scenario, selector, 0), self.config, judges,
                             models=self.models)
             records = [r.record for r in rows]
-            problems = invariant_problems(scenario, records, Compat.from_spec(self.config.compat))
+            forks = [r.in_context for r in rows] if self.config.history == "gold" else None
+            problems = invariant_problems(scenario, records, Compat.from_spec(self.config.compat),
+                                          forks)
             outcome = UnitOutcome.scored(scenario, selector, rows, problems)
             self._units[(scenario_id, selector)] = outcome
             return outcome
@@ -362,7 +365,7 @@ class SuiteStore:
                     digest.add(result)
             config = replace(self.config, selectors=tuple(selectors), judges=tuple(judges))
             record = run_config_record(config, [resolve_selector(s) for s in selectors],
-                                       [resolve_judge(j) for j in judges])
+                                       [resolve_judge(j) for j in judges], source="pytest")
             write_json(run_dir / CONFIG_FILE, {**record, "source": "pytest",
                                                "scenario_errors": [
                                                    str(e) for e in self.loaded().errors]})
@@ -370,7 +373,7 @@ class SuiteStore:
                 summary = finish_run(run_dir, digest=digest)
             except Exception as exc:  # a report bug must not lose the run: summary is on disk
                 self.report_error = f"{REPORT_FILE} not written ({type(exc).__name__}: {exc})"
-                summary = json.loads((run_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+                summary = read_summary(run_dir)
             writer.mark_complete()
         return summary
 

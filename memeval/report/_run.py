@@ -12,7 +12,8 @@ from memeval.report import _charts
 from memeval.report._html import render
 from memeval.report._load import RunData, load_run
 from memeval.report._turns import OUTCOME_TAGS, TurnViews, score_index
-from memeval.scoring.catalog import CATALOG, Metric
+from memeval.scoring.catalog import BY_NAME, CATALOG, Metric
+from memeval.scoring.summary import shown_metrics
 
 # The run page's table: the headline metrics, then what a turn costs (counts).
 SUMMARY_METRICS: tuple[Metric, ...] = tuple(m for m in CATALOG if m.per_turn and
@@ -174,7 +175,8 @@ def run_context(data: RunData, *, flag_incomplete: bool = False,
         "run_name": data.run_dir.name,
         "summary": data.summary,
         "rows": _summary_rows(data.summary),
-        "metrics": SUMMARY_METRICS,
+        "metrics": [BY_NAME[name] for name in shown_metrics(
+            data.summary.get("overall") or [], [m.name for m in SUMMARY_METRICS])],
         "main_judge": main,
         "selectors": selectors,
         "config": config.get("config") or {},
@@ -190,6 +192,7 @@ def run_context(data: RunData, *, flag_incomplete: bool = False,
         "phase1": _phase1_rows(data.summary, selectors, main),
         "repeats": _repeat_rows(data.summary, main),
         "alerts": list(summary.get("alerts") or []),
+        "made": summary.get("made") or config.get("made") or {},
         "by_scenario": _scenario_rows(data.summary, selectors, main),
         "llm": data.summary.get("llm") if isinstance(data.summary.get("llm"), dict) else None,
         "payload": payload,

@@ -43,6 +43,7 @@ from memeval.log import (
     read_summary,
     write_json,
 )
+from memeval.provenance import MADE_KEY, made_record, read_made
 from memeval.run.config import RunConfig
 from memeval.run.interrupt import RunInterrupted, stop_on_signals
 from memeval.run.play import Unit, carries_state, run_coroutine
@@ -114,24 +115,36 @@ def _pieces(scenario: Scenario, per_turn: bool, split: bool) -> list[tuple[int, 
 
 
 def run_config_record(config: RunConfig, selectors: Sequence[Selector],
-                      judges: Sequence[Judge]) -> dict[str, Any]:
-    """`config.json`: the config plus what is needed to reproduce it exactly."""
+                      judges: Sequence[Judge], *, source: str = "memeval run") -> dict[str, Any]:
+    """`config.json`: the config plus what is needed to reproduce it exactly, and how
+    the run was made (`made`: what a pairing of two runs must agree on)."""
     def describe(component: Any) -> dict[str, Any]:
         info = {"name": component.name}
-        for attr in ("model", "prompt_name", "prompt_hash", "seed"):
+        for attr in ("model", "prompt_name", "prompt_hash", "seed", "order",
+                     "grade_candidates"):
             value = getattr(component, attr, None)
             if value is not None:
                 info[attr] = value
         endpoint = getattr(component, "endpoint_config", None)
         if callable(endpoint):  # where a model component's calls went (never the key)
             info.update(endpoint())
+        server = getattr(component, "endpoint", None)
+        if hasattr(server, "url") and hasattr(server, "public"):
+            # as resolved: `base_url=`, else ANTHROPIC_BASE_URL / OPENAI_BASE_URL
+            info.update(url=server.url, public=server.public)
         return info
 
+    described_selectors = [describe(s) for s in selectors]
+    described_judges = [describe(j) for j in judges]
     return {
         "config": config.to_dict(),
         "fingerprint": config.fingerprint(),
-        "selectors": [describe(s) for s in selectors],
-        "judges": [describe(j) for j in judges],
+        "selectors": described_selectors,
+        "judges": described_judges,
+        MADE_KEY: made_record(history=config.history, compat=config.compat,
+                              shuffle_manifest=config.shuffle_manifest,
+                              judges=described_judges, selectors=described_selectors,
+                              source=source),
         "versions": {"memeval": __version__, "python": sys.version.split()[0],
                      "platform": platform.platform()},
     }
@@ -358,6 +371,9 @@ def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,
     if digest is None:
         digest = RowDigest.of_folder(run_dir, page)
     summary = digest.inputs.summary(run_dir=run_dir)
+    made = read_made(run_dir / CONFIG_FILE)
+    if made:  # a CI job may keep summary.json alone: it says how it was made
+        summary[MADE_KEY] = made
     summary.update(extra or {})
     write_json(run_dir / SUMMARY_FILE, summary)
     if digest.page is not None:

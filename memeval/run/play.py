@@ -364,7 +364,7 @@ class ReferenceWalk:
                 self._starts[self._next] = TurnStart(self.session.fork(self.session.selector),
                                                      self._context.keys())
             self._context.add(play_turn(self.session, self.scenario, turn, self.repeat,
-                                        compact=False))
+                                        compact=False), self.scenario, self._next)
             self._next += 1
         return self._starts[index]
 
@@ -446,6 +446,7 @@ class World:
             recall_mode=scenario.mode == "recall",
             compat=self.config.compat,
             startup_context=self.contexts[scenario.mode].text,
+            scenario_id=scenario.id,
             shared_scans=self._scans,
         )
         return session
@@ -509,7 +510,7 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
                 session, in_context = own, context.keys()
             record = await aplay_turn(session, scenario, turn, repeat)
             if walk is None:
-                context.add(record)
+                context.add(record, scenario, index)
             request = judge_request(turn, record)
             judgements = {judge.name: await ascore(judge, request) for judge in judges}
             rows.append(turn_result(unit, index, turn, record, judgements,
@@ -547,13 +548,25 @@ def _check_stop(stop: threading.Event | None, scenario: Scenario, turn: Turn) ->
 
 
 class Context:
-    """Which memories are in the transcript (surfaced since the last compaction)."""
+    """Which memories in the transcript (surfaced since the last compaction) count as
+    covered at later turns.
+
+    Only a memory that was no false positive when it surfaced (relevant, acceptable, or
+    relevant earlier in the conversation) covers a later turn that needs it: a selector
+    spraying picks must not have later turns scored as needing nothing thanks to a
+    pick it was wrong to make. An unearned memory stays needed at the later turn, and
+    since the session no longer offers it, it counts as missed there.
+    """
 
     def __init__(self) -> None:
         self._keys: dict[str, None] = {}
 
-    def add(self, record: TurnRecord) -> None:
-        self._keys.update(dict.fromkeys(s.key for s in record.surfaced))
+    def add(self, record: TurnRecord, scenario: Scenario, index: int) -> None:
+        """Add what surfaced at turn `index` of `scenario` and was not a false positive."""
+        turn = scenario.turns[index]
+        earned = {*turn.labels.relevant, *turn.labels.acceptable,
+                  *Context.earlier_relevant(scenario, index)}
+        self._keys.update(dict.fromkeys(s.key for s in record.surfaced if s.key in earned))
 
     def clear(self) -> None:
         self._keys.clear()
@@ -563,4 +576,9 @@ class Context:
 
     @staticmethod
     def earlier_relevant(scenario: Scenario, index: int) -> tuple[str, ...]:
+        """Keys relevant at an earlier turn of a conversation, which a pick may repeat
+        without counting as a false positive; none for independent questions, whose
+        precision is hits / picks as the literature computes it."""
+        if scenario.independent:
+            return ()
         return tuple(sorted({k for t in scenario.turns[:index] for k in t.labels.relevant}))

@@ -11,7 +11,6 @@ complete, joins their rows and writes the summary and report once.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,7 +23,9 @@ from memeval.log import (
     INCOMPLETE_MARKER,
     RESULTS_FILE,
     ResultsWriter,
+    RunFolderError,
     UnitReader,
+    read_config,
     write_json,
 )
 
@@ -56,11 +57,11 @@ class Shard:
 
 def _config(run: Path) -> dict[str, Any]:
     try:
-        data = json.loads((run / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise MemevalError(f"{run}: no readable {CONFIG_FILE} ({exc}); pass folders written "
-                           "by `memeval run --shard K/N --out DIR`") from None
-    return data
+        return read_config(run)
+    except RunFolderError as exc:
+        raise MemevalError(f"{run}: no readable {CONFIG_FILE} ({exc.__cause__ or 'missing'}); "
+                           "pass folders written by `memeval run --shard K/N --out DIR`") \
+            from None
 
 
 def merge_runs(out: Path, runs: Sequence[Path]) -> int:

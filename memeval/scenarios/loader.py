@@ -28,6 +28,7 @@ from memeval.scenarios.schema import (
     DEFAULT_FLAGS,
     INDEX_FILENAME,
     MODES,
+    TURNS_ARE,
     AgentSpec,
     MemdirSpec,
     MemoryFileSpec,
@@ -40,7 +41,7 @@ from memeval.scenarios.schema import (
 )
 
 TOP_KEYS = ("id", "description", "now", "mode", "project_root", "flags", "default_age_days",
-            "memdirs", "agents", "turns", "categories")
+            "memdirs", "agents", "turns", "categories", "turns_are")
 MEMDIR_KEYS = ("from", "mtimes", "files")
 MTIME_KEYS = ("age_days", "mtime", "mtime_ms")
 NAME_MAX = 255  # bytes in one path segment on common filesystems
@@ -420,7 +421,8 @@ def _label_keys(ctx: _Context, node: Node | None, field: str, scenario_files: Ma
 
 
 def _turns(ctx: _Context, node: Node | None, files: Mapping[str, str],
-           agents: Mapping[str, AgentSpec], categories: tuple[str, ...]) -> list[Turn]:
+           agents: Mapping[str, AgentSpec], categories: tuple[str, ...],
+           independent: bool = False) -> list[Turn]:
     check = ctx.check
     if node is None or node.value is None:
         check.error(node.line if node else None, "turns", "is required: a list of turns "
@@ -474,7 +476,12 @@ def _turns(ctx: _Context, node: Node | None, files: Mapping[str, str],
                         "either relevant or acceptable, keep one")
         events = _tool_events(check, get("tool_events"), join(field, "tool_events"))
         used_tools = check.boolean(get("used_tools"), join(field, "used_tools"), True)
-        compact = check.boolean(get("compact_before"), join(field, "compact_before"), False)
+        compact = check.boolean(get("compact_before"), join(field, "compact_before"),
+                                independent)
+        if independent and not compact:
+            check.error(get("compact_before").line, join(field, "compact_before"),
+                        "is false, but the scenario's turns are independent questions, "
+                        "each started fresh; drop it or declare turns_are: conversation")
         tags = tuple(t for t, _ in check.string_list(get("tags"), join(field, "tags")))
         answer = check.string(get("answer"), join(field, "answer"), allow_numbers=True)
         if turn_id is None or query is None or category is None:
@@ -551,6 +558,11 @@ def _scenario(root: Node, path: Path, check: Checker,
     default_age = check.number(get("default_age_days"), "default_age_days", 0.0, minimum=0,
                                maximum=MAX_AGE_DAYS, why_maximum=AGE_CAP)
     categories = tuple(c for c, _ in check.string_list(get("categories"), "categories"))
+    turns_are = check.string(get("turns_are"), "turns_are", default="conversation")
+    if turns_are is not None and turns_are not in TURNS_ARE:
+        check.error(get("turns_are").line, "turns_are", f"{turns_are!r}"
+                    f"{did_you_mean(turns_are, TURNS_ARE)}; use conversation (context "
+                    "carries over) or independent (each turn a question of its own)")
 
     now_ms = to_ms(now) if now is not None else 0.0
     ctx = _Context(check, path.parent, memdirs_root or path.parent.parent / "memdirs", now_ms,
@@ -576,13 +588,15 @@ def _scenario(root: Node, path: Path, check: Checker,
             [(a.type, a.memdir) for a in agents.values() if a.memdir is not None]:
         for name in memdir.files:
             files[memory_key(scope, name)] = scope
-    turns = _turns(ctx, get("turns"), files, agents, categories)
-    if check.issues or now is None or scenario_id is None or mode is None:
+    turns = _turns(ctx, get("turns"), files, agents, categories,
+                   independent=turns_are == "independent")
+    if check.issues or now is None or scenario_id is None or mode is None or turns_are is None:
         return None
     return Scenario(id=scenario_id, path=path, description=description, now=now, now_ms=now_ms,
                     mode=mode, project_root=project_root, flags=flags,  # type: ignore[arg-type]
                     default_age_days=default_age, memdirs=memdirs, agents=agents,
-                    turns=tuple(turns), categories=categories)
+                    turns=tuple(turns), categories=categories,
+                    turns_are=turns_are)  # type: ignore[arg-type]
 
 
 def loads(text: str, path: str | Path = "<string>", *,

@@ -19,8 +19,12 @@ from memeval.memdir import ENTRYPOINT_NAME
 
 Mode = Literal["recall", "index"]
 AgentScope = Literal["user", "project", "local", "none"]
+TurnsAre = Literal["conversation", "independent"]
 
 MODES: tuple[str, ...] = ("recall", "index")
+# A conversation carries context from turn to turn; independent questions (LoCoMo,
+# LongMemEval) each start fresh and are scored on their own picks alone.
+TURNS_ARE: tuple[str, ...] = ("conversation", "independent")
 AGENT_SCOPES: tuple[str, ...] = ("user", "project", "local", "none")
 # The curated fixture categories (fixtures/README.md); a scenario may declare more.
 CATEGORIES: tuple[str, ...] = (
@@ -128,6 +132,9 @@ class Scenario:
         agents: agent type -> its spec.
         turns: in session order.
         categories: categories this scenario may use beyond the curated ones.
+        turns_are: `conversation` (context carries over: a memory relevant at an
+            earlier turn is acceptable when picked again) or `independent` (each turn
+            a question of its own, started fresh and scored on its own labels only).
     """
 
     id: str
@@ -143,6 +150,12 @@ class Scenario:
     agents: Mapping[str, AgentSpec]
     turns: tuple[Turn, ...]
     categories: tuple[str, ...] = ()
+    turns_are: TurnsAre = "conversation"
+
+    @property
+    def independent(self) -> bool:
+        """Are the turns independent questions rather than one conversation?"""
+        return self.turns_are == "independent"
 
     @property
     def project(self) -> MemdirSpec:

@@ -11,7 +11,6 @@ and per-category p-values are Holm-adjusted within each pair.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +20,8 @@ import pandas as pd
 
 from memeval.errors import MemevalError
 from memeval.jsonenc import json_safe
-from memeval.log import SUMMARY_FILE
+from memeval.log import read_per_turn, read_summary
+from memeval.provenance import check_runs_comparable
 from memeval.scoring.catalog import BY_NAME, HEADLINE, PER_TURN, PRIMARY
 from memeval.scoring.metrics import paired_compare
 from memeval.scoring.stats import holm
@@ -32,36 +32,10 @@ CATEGORY_METRICS: tuple[str, ...] = tuple(m for m in COMPARE_METRICS
                                           if BY_NAME[m].kind == "ratio")
 
 
-class RunInputError(MemevalError):
-    """A run folder or summary.json cannot be read as scored turns."""
-
-
-def load_summary(path: Path) -> dict[str, Any]:
-    """A summary.json (or the one inside a run folder), with errors that name the file."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / SUMMARY_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunInputError(f"{path}: not found; pass a run folder written by `memeval run` "
-                            "(or its summary.json); `memeval report DIR` rebuilds a missing "
-                            "summary") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise RunInputError(f"{path}: not readable as JSON ({exc})") from exc
-    if not isinstance(data, dict):
-        raise RunInputError(f"{path}: expected a JSON object (a memeval summary.json)")
-    return data
-
-
 def per_turn_table(path: Path) -> pd.DataFrame:
-    """The scored turns of a run folder or summary.json (nulls back to NaN)."""
-    summary = load_summary(path)
-    rows = summary.get("per_turn")
-    if not isinstance(rows, list) or (rows and "scored" not in rows[0]):
-        raise RunInputError(f"{path}: no per-turn scores of this memeval version; rebuild "
-                            "them with `memeval report RUN_DIR`")
-    frame = pd.DataFrame(rows)
+    """The scored turns of a run folder or summary.json (nulls back to NaN); a folder
+    that cannot give them raises `memeval.log.RunFolderError` naming the fix."""
+    frame = pd.DataFrame(read_per_turn(path))
     for column in PER_TURN:
         if column in frame.columns:
             frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
@@ -192,18 +166,35 @@ def compare_tables(frame_a: pd.DataFrame, frame_b: pd.DataFrame, *,
                           "overall": {m: comparison(fa, fb, m) for m in COMPARE_METRICS},
                           "by_category": by_category, **changes(fa, fb)})
     return json_safe({"judge": judge, "metric": PRIMARY, "pairs": out_pairs,
-                  "warnings": [f"{p['selector_b']}: {p['overall'][PRIMARY]['warning']}"
-                               for p in out_pairs if p["overall"][PRIMARY]["power_warning"]]})
+                      "warnings": [f"{p['selector_b']}: {p['overall'][PRIMARY]['warning']}"
+                                   for p in out_pairs if p["overall"][PRIMARY]["power_warning"]],
+                      "notes": [note for p in out_pairs if (note := same_picks_note(p))]})
+
+
+def same_picks_note(pair: dict[str, Any]) -> str | None:
+    """Why two differently named selectors tie exactly: they picked the same memories
+    on every paired turn. The likeliest cause offline is a model that never reads the
+    prompt, which makes any prompt comparison a tie by construction."""
+    a, b = pair["selector_a"], pair["selector_b"]
+    if a == b or pair["won"] or pair["lost"] or pair["reselected"] or not pair["paired_turns"]:
+        return None
+    return (f"{b} picked exactly what {a} picked on all {pair['paired_turns']} paired "
+            "turns, so every delta is 0. If they differ only in their prompt, the model "
+            "ignored it: memeval.testing's offline keyword model reads the query and the "
+            "manifest, never the prompt, so an offline prompt comparison always ties; "
+            "compare prompts on a real model")
 
 
 def compare_runs(run_a: Path, run_b: Path, *,
                  pairs: Sequence[tuple[str, str]] = ()) -> dict[str, Any]:
     """Compare run B against baseline run A (folders or summary.json files)."""
-    summary_a = load_summary(run_a)
-    data = compare_tables(per_turn_table(run_a), per_turn_table(run_b), pairs=pairs,
+    summary_a = read_summary(run_a)
+    table_a, table_b = per_turn_table(run_a), per_turn_table(run_b)
+    check_runs_comparable(run_a, run_b, (table_a, table_b))
+    data = compare_tables(table_a, table_b, pairs=pairs,
                           preferred_judges=[summary_a.get("primary_judge")])
     return {"run_a": str(run_a), "run_b": str(run_b), **data}
 
 
-__all__ = ["CATEGORY_METRICS", "COMPARE_METRICS", "RunInputError", "compare_runs", "compare_tables",
-           "load_summary", "pair_selectors", "parse_pairs", "per_turn_table"]
+__all__ = ["CATEGORY_METRICS", "COMPARE_METRICS", "compare_runs", "compare_tables",
+           "pair_selectors", "parse_pairs", "per_turn_table"]

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
 from memeval.jsonenc import finite, json_safe
+from memeval.provenance import check_runs_comparable
 from memeval.scoring.catalog import CONFIDENCE, FALSE_FAILURE, GATED, PRIMARY, metric
 
 if TYPE_CHECKING:
@@ -189,11 +190,12 @@ class GateResult:
 
 def per_turn_table(path: Path) -> pd.DataFrame:
     """Scored turns of a run folder or summary.json (see `memeval.scoring.compare`)."""
-    from memeval.scoring.compare import RunInputError, per_turn_table
+    from memeval.log import RunFolderError
+    from memeval.scoring.compare import per_turn_table
 
     try:
         return per_turn_table(Path(path))
-    except RunInputError as exc:
+    except RunFolderError as exc:
         raise GateInputError(str(exc)) from None
 
 
@@ -452,14 +454,17 @@ def run_gate(candidate: pd.DataFrame, baseline: pd.DataFrame | None = None, *,
 
 
 def gate_run(run: Path, baseline: Path | None = None, **options: Any) -> GateResult:
-    """`run_gate` on a run folder (or summary.json) against a baseline, reading the
-    baseline's calibration.json when one lies beside it."""
+    """`run_gate` on a run folder (or summary.json) against a baseline made the same
+    way (`memeval.provenance`), reading the baseline's calibration.json when one lies
+    beside it."""
     from memeval.scoring.calibrate import load_calibrations
 
+    candidate = per_turn_table(run)
+    reference = None if baseline is None else per_turn_table(baseline)
+    if baseline is not None:
+        check_runs_comparable(baseline, run, (reference, candidate))
     calibrations = () if baseline is None else load_calibrations(Path(baseline))
-    return run_gate(per_turn_table(run),
-                    None if baseline is None else per_turn_table(baseline),
-                    calibrations=calibrations, **options)
+    return run_gate(candidate, reference, calibrations=calibrations, **options)
 
 
 __all__ = [

@@ -37,6 +37,7 @@ import pandas as pd
 from scipy import optimize, special, stats
 
 from memeval.errors import INVALID_OUTPUT, MemevalError
+from memeval.labels import memory_key
 from memeval.memdir import MAX_SURFACED_PER_TURN
 from memeval.scoring.answer_metrics import answer_scores, is_abstention
 from memeval.scoring.answers import answer_surfaced
@@ -53,7 +54,7 @@ from memeval.scoring.stats import (
 )
 
 if TYPE_CHECKING:
-    from memeval.log import TurnResult
+    from memeval.log import RecordedTurn, TurnResult
 
 CAP = MAX_SURFACED_PER_TURN  # caps the recall denominator: five relevant fill a turn
 POWER = 0.8
@@ -67,7 +68,7 @@ _DEFAULTS: dict[str, Any] = {
     "scenario": "", "category": "uncategorized", "selector": "", "judge": "", "acceptable": (),
     "surfaced_bytes": 0, "error": None, "judge_error": None, "unscored": None, "repeat": 0,
     "recall_known": True, "needs_memory": None, "covered": 0, "history": "own",
-    "answer_surfaced": math.nan,
+    "answer_surfaced": math.nan, "invalid_picks": 0, "unreachable": 0,
     **dict.fromkeys(ANSWER, math.nan),
 }
 UNSCORED_SELECTOR = "selector error"
@@ -75,6 +76,7 @@ UNSCORED_JUDGE = "judge error"
 UNSCORED_UNGRADED = "judge left a memory ungraded"
 UNSCORED_WRONG_KEYS = "judge graded memories that were not picked"
 JUDGE_FAILURES = (UNSCORED_UNGRADED, UNSCORED_WRONG_KEYS)  # count as judge errors
+NOT_A_CANDIDATE = "not-a-candidate"  # the session's reason for a name outside the manifest
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,7 @@ def _present(value: Any) -> bool:
 TURN_COLUMNS: tuple[str, ...] = (
     *ID_COLUMNS, "judge", "history", "selected", "relevant", "acceptable", "covered",
     *(m for m in PER_TURN if m not in TurnMetrics.__dataclass_fields__),
+    "invalid_picks", "unreachable",
     "selector_error", "judge_error", "selector_invalid_output", "judge_invalid_output",
     "scored", "unscored_reason",
     *TurnMetrics.__dataclass_fields__,
@@ -240,6 +243,9 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
         selector_error = _present(row["error"])
         invalid = [INVALID_OUTPUT in str(row[c]) if _present(row[c]) else False
                    for c in ("error", "judge_error")]
+        # Names outside the manifest are dropped, as Claude Code drops them; the turn is
+        # scored on what is left, but the answer broke the selector's contract.
+        invalid[0] = invalid[0] or (row["invalid_picks"] or 0) > 0
         judge_error = _present(row["judge_error"]) or row["unscored"] in JUDGE_FAILURES
         reason = (UNSCORED_SELECTOR if selector_error
                   else UNSCORED_JUDGE if _present(row["judge_error"])
@@ -315,6 +321,8 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         "surfaced_bytes": result.surfaced_bytes, "error": result.selector_error,
         "judge_error": judgement.error, "unscored": unscored,
         "skipped": result.skipped, "discarded": result.discarded,
+        "invalid_picks": invalid_picks(result.record),
+        "unreachable": len(relevant & unreachable_keys(result.record)),
         "answer_surfaced": math.nan if result.answer is None else float(answer_surfaced(
             result.answer, (m.content for m in result.record.delivered))),
         **answer_columns(result),
@@ -332,6 +340,26 @@ def answer_columns(result: TurnResult) -> dict[str, float]:
     correct = given.correct
     return {"answer_f1": f1, "answer_em": em,
             "answer_correct": math.nan if correct is None else correct}
+
+
+def invalid_picks(record: RecordedTurn) -> int:
+    """Names a selector gave that were not in the manifest it was shown (files that do
+    not exist, or are not offered): dropped by the session, counted here."""
+    return sum(1 for d in record.dropped if d.get("reason") == NOT_A_CANDIDATE)
+
+
+def unreachable_keys(record: RecordedTurn) -> set[str]:
+    """Memory keys the turn's scans left out (beyond the 200 newest, unreadable, ...):
+    no selector could pick them, so a label needing one caps every selector's recall."""
+    return {memory_key(d.scope, str(s["path"])) for d in record.dirs
+            for s in d.skipped if s.get("path") not in (None, ".")}
+
+
+def recall_ceiling(n_relevant: float, unreachable: float) -> float:
+    """The best recall any selector can reach on a turn whose scan missed `unreachable`
+    of its `n_relevant` relevant memories (the cap of five applies to both)."""
+    capped = min(n_relevant, CAP)
+    return min(n_relevant - unreachable, capped) / capped if capped else math.nan
 
 
 def score_results(results: Iterable[TurnResult]) -> pd.DataFrame:

@@ -20,6 +20,7 @@ import pandas as pd
 
 from memeval.jsonenc import json_safe
 from memeval.log import TurnResult
+from memeval.memdir import MAX_MEMORY_FILES
 from memeval.scoring.agreement import agreement
 from memeval.scoring.answer_metrics import answer_agreement
 from memeval.scoring.catalog import ANSWER, BY_NAME, HEADLINE
@@ -30,6 +31,7 @@ from memeval.scoring.metrics import (
     judged_input,
     pass_hat_k,
     per_turn_frame,
+    recall_ceiling,
     repeat_summary,
 )
 from memeval.usage import Usage
@@ -147,6 +149,12 @@ def alerts(overall: Sequence[Mapping[str, Any]]) -> list[str]:
                 out.append(f"{who}: the {kind} errored on {failed} of {n} turns "
                            f"({failed / n:.0%}); those turns are unscored, not counted as "
                            "answers")
+        invalid = row.get("selector_invalid_output_rate") or 0
+        if invalid:
+            out.append(f"{who}: the selector's output was invalid on {round(invalid * n)} "
+                       f"of {n} turns ({invalid:.0%}): it named files outside the manifest "
+                       "(dropped, as Claude Code drops them; `invalid_picks` per turn) or "
+                       "gave a malformed answer")
         other = {k: v for k, v in reasons.items()
                  if k not in ("selector error", "judge error")}
         for reason, count in other.items():
@@ -156,6 +164,28 @@ def alerts(overall: Sequence[Mapping[str, Any]]) -> list[str]:
             out.append(f"{who}: F1 rests on {f1_n} turns (fewer than {FEW_TURNS}); "
                        "its interval is wide")
     return out
+
+
+def reach_alerts(frame: pd.DataFrame, judge: str | None) -> list[str]:
+    """Relevant memories the scan cannot reach, and the recall ceiling they impose on
+    every selector (the oracle included): without this line an oracle below 1 reads
+    as a broken oracle. One line per run: the scan is the same for every selector."""
+    if frame.empty or "unreachable" not in frame.columns:
+        return []
+    turns = frame[frame["needs_memory"].astype(bool) & frame["scored"].astype(bool)]
+    if judge is not None:
+        turns = turns[turns["judge"] == judge]
+    turns = turns.drop_duplicates(["scenario", "turn_id"])
+    missing = turns["unreachable"].fillna(0).astype(int)
+    if turns.empty or not missing.any():
+        return []
+    ceilings = [recall_ceiling(n, u) for n, u in zip(turns["n_relevant"], missing, strict=True)]
+    ceiling = sum(ceilings) / len(ceilings)
+    return [f"the scan cannot reach {int(missing.sum())} relevant memories on "
+            f"{int((missing > 0).sum())} of {len(turns)} turns that need memory (they lie "
+            f"beyond the {MAX_MEMORY_FILES} newest files a scan lists, or could not be "
+            f"read): mean recall is capped at {ceiling:.3f} for every selector, the oracle "
+            "included"]
 
 
 class SummaryPass:
@@ -256,7 +286,8 @@ class SummaryPass:
                 "pass_hat_k": _records(pass_hat_k(frame)),
             }
         summary["per_turn"] = _records(frame[list(PER_TURN_COLUMNS)])
-        summary["alerts"] = alerts(summary["overall"]) + answer_alerts(summary["counts"])
+        summary["alerts"] = alerts(summary["overall"]) + reach_alerts(frame, self.reference) \
+            + answer_alerts(summary["counts"])
         summary["answer_gap"] = answer_gap(summary["overall"])
         summary["answer_agreement"] = json_safe(answer_agreement(frame))
         summary["table"] = headline_table(
@@ -342,12 +373,23 @@ def _cell(row: Mapping[str, Any], metric: str) -> str:
     return f"{mean:.3f} [{low:.2f}, {high:.2f}] n={n}"
 
 
+def shown_metrics(overall: Sequence[Mapping[str, Any]], metrics: Sequence[str] = HEADLINE, *,
+                  answers: bool = False) -> tuple[str, ...]:
+    """The metrics a table shows: `answer_surfaced` joins them when the scenarios carry
+    reference answers (imported benchmarks), so the figure is not in summary.json only;
+    the answer stage's metrics only when the run has one (`answers`) or a figure for
+    them."""
+    kept = tuple(m for m in metrics if BY_NAME[m].stage != "answer" or answers
+                 or any((r.get(f"{m}_n") or 0) > 0 for r in overall))
+    answered = any((r.get("answer_surfaced_n") or 0) > 0 for r in overall)
+    return (*kept, "answer_surfaced") if answered and "answer_surfaced" not in kept else kept
+
+
 def headline_table(overall: Sequence[Mapping[str, Any]], *, answers: bool = False) -> str:
     """A plain-text table of the headline metrics, each with its 95 % CI and n; the
-    arrow beside a name says which way is better. The answer metrics are shown when
-    the run has an answer stage (`answers`) or a figure for them."""
-    shown = [BY_NAME[m] for m in HEADLINE
-             if BY_NAME[m].stage != "answer" or answers or any(r.get(f"{m}_n") for r in overall)]
+    arrow beside a name says which way is better (`answers`: the run has an answer
+    stage, so its columns show even where every answer failed)."""
+    shown = [BY_NAME[m] for m in shown_metrics(overall, answers=answers)]
     header = ["selector", "judge", "scored", *(f"{m.label} {m.arrow}" for m in shown),
               "errors sel/judge"]
     lines = [[str(r["selector"]), str(r["judge"]), f"{r['n_scored']}/{r['n_turns']}",

@@ -5,8 +5,9 @@ Example:
     >>> resolve_selector("bm25?k=3").name
     'bm25?k=3'
 
-Built in: `bm25`, `recency`, `random`, `none`, `all`, `oracle`, `embedding` (needs
-`pip install 'memeval[embed]'`) and `claude:<model>` (loaded on first use).
+Built in: `bm25`, `recency`, `random`, `none`, `all`, `oracle`, `embedding` (needs the
+`embed` extra: `pip install -e '.[embed]'` in a checkout) and `claude:<model>` (loaded
+on first use).
 Third-party selectors register under the entry-point group `memeval.selectors`.
 """
 

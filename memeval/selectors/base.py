@@ -35,6 +35,8 @@ class SelectionRequest:
         turn_id: the scenario turn this request serves, for caching and reports.
         repeat: which repeat of the turn this is (0 for the first), so caches keep
             repeats apart.
+        scenario: the scenario's id, so seeded selectors draw a stream per scenario
+            and turn (turn ids repeat across scenarios).
     """
 
     query: str
@@ -46,6 +48,7 @@ class SelectionRequest:
     already_surfaced: frozenset[str] = frozenset()
     turn_id: str = ""
     repeat: int = 0
+    scenario: str = ""
 
     @property
     def filenames(self) -> tuple[str, ...]:

@@ -82,15 +82,18 @@ class RecencySelector(SyncSelector):
         return SelectionResult(names=names, raw_output=f"recency: newest {len(names)}")
 
 
-def _turn_seed(seed: int, turn_id: str, repeat: int) -> list[int]:
-    """Seed material stable across processes (unlike hash()) and distinct per turn/repeat."""
-    digest = hashlib.sha256(turn_id.encode("utf-8")).digest()
+def _turn_seed(seed: int, scenario: str, turn_id: str, repeat: int) -> list[int]:
+    """Seed material stable across processes (unlike hash()) and distinct per scenario,
+    turn and repeat: turn ids such as `t1` recur in every scenario, and scenarios that
+    shared one stream would draw correlated picks."""
+    digest = hashlib.sha256(f"{scenario}\x1f{turn_id}".encode()).digest()
     return [seed, int.from_bytes(digest[:8], "big"), repeat]
 
 
 @selector("random")
 class RandomSelector(SyncSelector):
-    """Picks k candidates uniformly at random, reproducibly per seed, turn and repeat."""
+    """Picks k candidates uniformly at random, reproducibly per seed, scenario, turn
+    and repeat."""
 
     inline = True  # quick, pure computation: runs on the event loop
 
@@ -98,7 +101,7 @@ class RandomSelector(SyncSelector):
         """
         Args:
             k: how many memories to pick (fewer when there are fewer candidates).
-            seed: the run's seed; with the turn id and repeat it fixes every pick, so
+            seed: the run's seed; with the scenario, turn and repeat it fixes every pick, so
                 results do not depend on the order turns are evaluated in.
         """
         if seed < 0:
@@ -109,7 +112,8 @@ class RandomSelector(SyncSelector):
 
     def select(self, request: SelectionRequest) -> SelectionResult:
         filenames = request.filenames
-        rng = np.random.default_rng(_turn_seed(self.seed, request.turn_id, request.repeat))
+        rng = np.random.default_rng(_turn_seed(self.seed, request.scenario, request.turn_id,
+                                               request.repeat))
         count = min(self.k, len(filenames))
         chosen = rng.choice(len(filenames), size=count, replace=False) if count else []
         names = tuple(filenames[int(i)] for i in chosen)

@@ -316,7 +316,7 @@ class ClaudeSelector(PromptedModel):
 class OpenAISelector(ClaudeSelector):
     """The same side query sent to any Chat Completions server: OpenAI, Ollama, vLLM,
     llama.cpp, LM Studio, OpenRouter... (`openai:<model>?base_url=...`; needs
-    `pip install 'memeval[openai]'`). Its key is read from `$OPENAI_API_KEY` or the
+    `pip install 'openai>=1.40'`). Its key is read from `$OPENAI_API_KEY` or the
     variable `api_key_env` names; a server other than OpenAI's needs none."""
 
     transport: Transport = "openai"

@@ -5,11 +5,11 @@ Where BM25 needs shared words, an embedding catches paraphrases ("db" vs
 semantic matching. The model is WordLlama's `l2_supercat` at 256 dimensions: a
 table of token vectors, averaged over a text's tokens and scaled to unit length.
 Its weights (16 MB) and tokenizer ship inside the PyPI package `wordllama`;
-install them with `pip install 'memeval[embed]'` (70 MB on top of memeval's core,
-no torch). The files are read straight from the installed package, never through
-wordllama's loader, which looks for the tokenizer in the wrong folder and then
-downloads it. Nothing here imports the extra until the selector is built, so the
-core works without it.
+install them with the `embed` extra (`pip install -e '.[embed]'` in a checkout; 70 MB
+on top of memeval's core, no torch). The files are read straight from the installed
+package, never through wordllama's loader, which looks for the tokenizer in the wrong
+folder and then downloads it. Nothing here imports the extra until the selector is
+built, so the core works without it.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from memeval.selectors.vectors import VectorCache
 MODEL_PACKAGE = "wordllama"
 MODEL_CONFIG = "l2_supercat"
 MODEL_DIM = 256
-INSTALL_HINT = "pip install 'memeval[embed]'"
+INSTALL_HINT = "pip install 'wordllama>=0.4,<0.5' safetensors tokenizers"  # memeval-harness[embed]
 DEFAULT_K = 5
 # Cosine similarity a memory needs, chosen on the bundled fixtures (F1 over 287 turns
 # with gold: 0.39 at 0.15, 0.40 at 0.20, 0.39 at 0.25, 0.33 at 0.30, 0.27 at 0.35).

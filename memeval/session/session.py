@@ -136,6 +136,8 @@ class Session:
             session computes its startup context from it, in the session's own mode
             and auto-memory setting and with the session's project memdir, once at
             start and again after each compaction, as the system does.
+        scenario_id: the scenario the session plays, handed to the selector so its
+            per-turn randomness differs between scenarios that share turn ids.
         shared_scans: a store of memdir scans to share with other sessions on files that
             do not change (every session and turn of one materialized scenario); None
             scans afresh every turn, as the system does.
@@ -159,6 +161,7 @@ class Session:
         compat: Compat | str | None = None,
         startup_context: StartupContext | str | None = None,
         startup_env: StartupEnv | None = None,
+        scenario_id: str = "",
         shared_scans: ScanStore | None = None,
         home: str | os.PathLike[str] | None = None,
         plan_file: str | os.PathLike[str] | None = None,
@@ -174,6 +177,7 @@ class Session:
         self.recall_mode = recall_mode
         self.compat = Compat.from_spec(compat)
         self.startup_env = startup_env
+        self.scenario_id = scenario_id
         if home is None:
             home = startup_env.home if startup_env is not None else Path.home()
         self.home = Path(home)
@@ -433,6 +437,7 @@ class Session:
                 already_surfaced=already,
                 turn_id=turn_id,
                 repeat=repeat,
+                scenario=self.scenario_id,
             ))
         if all(r is None for r in plan.requests):
             plan.skipped = "nothing-to-select"

@@ -98,7 +98,7 @@ OPTIONS: dict[str, tuple[list[str], str]] = {
     "unknown selector option": (["-s", "bm25?kk=3"], "valid parameters of 'bm25': k"),
     "unknown judge": (["-j", "gld"], "unknown judge 'gld'"),
     "zero repeats": (["--repeats", "0"], "Invalid value for '--repeats'"),
-    "unknown compat": (["--compat", "x"], "'x' is not one of 'faithful', 'hardened'"),
+    "unknown compat": (["--compat", "x"], "unknown preset 'x'; use 'faithful' or 'hardened'"),
     "concurrency not a number": (["--concurrency", "abc"], "Invalid value for '--concurrency'"),
     "cache and no-cache": (["--cache", "c.sqlite", "--no-cache"], "contradict each other"),
     "negative budget": (["--max-cost", "-1"], "Invalid value for '--max-cost'"),

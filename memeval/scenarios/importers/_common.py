@@ -111,10 +111,11 @@ def index_text(memories: list[MemorySpec]) -> str:
 def write_scenario(out: Path, scenario_id: str, *, description: str, now: datetime,
                    memories: list[MemorySpec], turns: list[TurnSpec],
                    source: str, overwrite: bool = False) -> Path:
-    """Write one scenario and its memdir; each turn starts after a compaction.
+    """Write one scenario and its memdir, its turns declared independent questions.
 
-    Benchmark questions are independent of one another, so every turn is compacted
-    first: a memory needed by two questions can surface for both.
+    Benchmark questions are independent of one another: every turn starts fresh (a
+    compaction first, so a memory needed by two questions can surface for both), and
+    a memory relevant to an earlier question is no excuse for picking it again.
     """
     scenario_path = out / "scenarios" / f"{scenario_id}.yaml"
     memdir = out / "memdirs" / scenario_id
@@ -135,6 +136,7 @@ def write_scenario(out: Path, scenario_id: str, *, description: str, now: dateti
         f"description: {quote(one_line(description, 200))}",
         f"now: {iso(now)}",
         "mode: recall",
+        "turns_are: independent",
         f"project_root: /home/user/{scenario_id}",
         f"categories: [{', '.join(quote(c) for c in categories)}]",
         "memdirs:",
@@ -149,8 +151,7 @@ def write_scenario(out: Path, scenario_id: str, *, description: str, now: dateti
         lines += [f"  - id: {quote(turn.id)}", f"    query: {quote(turn.query)}",
                   f"    category: {quote(turn.category)}",
                   f"    why: {quote(one_line(turn.why, 400))}",
-                  f"    relevant: [{', '.join(quote(r) for r in turn.relevant)}]",
-                  "    compact_before: true"]
+                  f"    relevant: [{', '.join(quote(r) for r in turn.relevant)}]"]
         if turn.answer is not None:
             lines.append(f"    answer: {quote(turn.answer)}")
         if turn.tags:
