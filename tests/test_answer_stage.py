@@ -230,3 +230,29 @@ def test_compare_and_the_gate_accept_the_answer_metrics(locomo_run):
     assert "answer_f1" in failed and not worse.passed
     same = run_gate(oracle, oracle, secondary=("answer_f1",))
     assert any(c.metric == "answer_f1" and c.status == "pass" for c in same.checks)
+
+
+CONVERSATION = """\
+id: said-earlier
+now: 2026-01-01T00:00:00Z
+{extra}
+memdirs:
+  project:
+    files:
+      a.md: {{content: "---\\ndescription: deploy steps\\n---\\nDeploy with make ship.\\n"}}
+turns:
+  - {{id: t1, query: the staging host is called falcon, category: none}}
+  - {{id: t2, query: which host is staging, category: none, answer: falcon}}
+"""
+
+
+@pytest.mark.parametrize(("extra", "heard"), [("", True), ("turns_are: independent", False)])
+def test_in_a_conversation_the_answerer_hears_the_users_earlier_messages(
+        tmp_path, extra, heard):
+    path = tmp_path / "s.yaml"
+    path.write_text(CONVERSATION.format(extra=extra), encoding="utf-8")
+    config = RunConfig(scenarios=(str(path),), selectors=("none",), answerer="extractive")
+    evaluate(config, tmp_path / "run", progress=False)
+    (row,) = [r for r in iter_results(tmp_path / "run") if r.turn_id == "t2"]
+    assert (row.answered.text == "the staging host is called falcon") is heard
+    assert (row.answered.text == DECLINE) is not heard

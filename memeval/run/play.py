@@ -209,12 +209,10 @@ async def answer_turn(answers: AnswerStage | None, world: World, index: int, tur
         return None
     scenario = world.scenario
     conversation: list[str] = []
-    if getattr(scenario, "turns_are", "conversation") != "independent":
-        for earlier in scenario.turns[:index]:
-            conversation = [] if earlier.compact_before else conversation
-            conversation.append(earlier.query)
-        if turn.compact_before:
-            conversation = []
+    if not scenario.independent:  # the user's messages since the last compaction
+        start = max((i for i in range(index + 1) if scenario.turns[i].compact_before),
+                    default=0)
+        conversation = [t.query for t in scenario.turns[start:index]]
     return await answers.answer(answer_request(
         turn_id=turn.id, question=turn.query, answer=turn.answer, tags=turn.tags,
         startup=world.contexts[scenario.mode].text, reminders=record.system_reminders,
