@@ -169,10 +169,21 @@ def test_an_unknown_format_is_refused_naming_the_fix(tmp_path):
         read_results(tmp_path)
 
 
-def test_no_lock_file_is_left_behind(tmp_path):
-    with ResultsWriter(tmp_path) as writer:
+def test_the_lock_file_is_never_unlinked_so_two_holders_cannot_coexist(tmp_path):
+    """Replays the interleaving: B opens the lock file while A holds it; A finishes;
+    C starts a run. Had A unlinked the file, C would lock a new file and B the old
+    one, and both would believe they hold the folder."""
+    import fcntl
+    import os
+
+    with ResultsWriter(tmp_path) as writer:  # A
         writer.append_unit(_unit("a"))
-    assert not (tmp_path / ".memeval.lock").exists()
+        waiting = os.open(tmp_path / ".memeval.lock", os.O_RDWR)  # B, about to flock
+    try:
+        with ResultsWriter(tmp_path), pytest.raises(BlockingIOError):  # C holds it
+            fcntl.flock(waiting, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(waiting)
 
 
 def test_the_lazy_payload_file_answers_as_the_whole_file_does(tmp_path):
@@ -333,3 +344,24 @@ def test_a_cost_that_is_not_a_number_reads_back_as_unknown_and_summarizes(tmp_pa
     write_json(tmp_path / "summary.json", summary)
     assert json.loads((tmp_path / "summary.json").read_text())["usage"]["selectors"]["x"][
         "cost_usd"] is None
+
+
+def test_whole_file_writes_fsync_the_file_and_the_folder(tmp_path, monkeypatch):
+    """A power loss after `os.replace` must not leave an empty summary.json: the new
+    file's data and the folder's new entry both reach the disk."""
+    import os
+    import stat
+
+    from memeval.log import write_json
+
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append("folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    write_json(tmp_path / "summary.json", {"a": 1})
+    assert synced == ["file", "folder"]
+    assert json.loads((tmp_path / "summary.json").read_text()) == {"a": 1}

@@ -7,12 +7,25 @@ import tempfile
 from pathlib import Path
 
 from memeval.cli._errors import InputError
-from memeval.log import CONFIG_FILE, PAYLOADS_FILE, REPORT_FILE, RESULTS_FILE, SUMMARY_FILE
+from memeval.log import (
+    CONFIG_FILE,
+    PAYLOADS_FILE,
+    REPORT_FILE,
+    RESULTS_FILE,
+    SUMMARY_FILE,
+    RunFolderForeign,
+    refuse_foreign,
+)
 
 
 def check_out_dir(out: Path) -> None:
-    """Refuse a folder that cannot hold a run: not creatable, not writable, or with a
-    folder where one of the run's files must go."""
+    """Refuse a folder that cannot hold a run: not creatable, not writable, with a
+    folder where one of the run's files must go, or holding something other than a
+    memeval run (whose page and summary the run would replace)."""
+    try:
+        refuse_foreign(out)
+    except RunFolderForeign as exc:
+        raise InputError(f"--out {exc}") from None
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

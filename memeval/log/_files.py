@@ -22,6 +22,10 @@ CONFIG_FILE = "config.json"
 REPORT_FILE = "index.html"
 LOCK_FILE = ".memeval.lock"
 INCOMPLETE_MARKER = "RUN_INCOMPLETE"
+GATE_FILE = "gate.json"
+# Every file a run writes in its folder: none may be a link (see `refuse_links`).
+RUN_FILES = (RESULTS_FILE, PAYLOADS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE,
+             LOCK_FILE, INCOMPLETE_MARKER, GATE_FILE)
 
 UnitKey = tuple[str, str, int, int]  # (scenario, selector, repeat, first turn index)
 TurnKey = tuple[str, str, int, int]  # (scenario, selector, repeat, turn index)

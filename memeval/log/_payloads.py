@@ -328,3 +328,30 @@ def expand_judgement(data: Mapping[str, Any], turn_id: str,
         parsed[name] = build() if key is None else resolver.memo(("verdicts", key), build)
     return Judgement.from_dict({**data, "verdicts": parsed["verdicts"] or (),
                                 "candidate_verdicts": parsed["candidate_verdicts"]}, turn_id)
+
+
+def dangling_refs(value: Any, lookup: Mapping[str, Any], checked: set[str]) -> list[str]:
+    """The payload hashes `value` (a stored row, or part of one) points at, directly or
+    through stored lists and nested payloads, that `lookup` lacks. `checked` holds
+    the hashes already found present, so a run's shared payloads are read once."""
+    missing: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            digest = item.get(REF) if len(item) == 1 else None
+            if isinstance(digest, str):
+                if digest not in checked:
+                    if digest not in lookup:
+                        missing.append(digest)
+                        continue
+                    checked.add(digest)
+                    stored = lookup[digest]
+                    listed = _listed(stored)
+                    stack.extend([{REF: d} for d in listed] if listed is not None
+                                 else [stored])
+                continue
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return missing

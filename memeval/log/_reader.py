@@ -73,6 +73,9 @@ class PayloadFile(Mapping[str, Any]):
         self._handle.seek(offset)
         return decode_line(self._handle.readline())["v"]
 
+    def __contains__(self, digest: object) -> bool:
+        return digest in self._offsets  # without reading the line
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._offsets)
 

@@ -6,26 +6,39 @@ with the units that finish within `sync_every` seconds, and every row carries it
 unit's first turn and size. A run killed at any point leaves at most one unit short
 of rows (or one torn line); on resume that unit is cut from the file and recomputed,
 so the final file holds each row exactly once. A lock file makes a second run on the
-same folder refuse to start instead of interleaving rows with the first.
+same folder refuse to start instead of interleaving rows with the first; it is never
+unlinked, since a process that opened the old file could otherwise lock it while a
+newer one locks a new file of the same name.
+
+Every append is whole lines or nothing: a write that fails part-way (a disk that
+fills up for a moment) is cut back to where it started, so the next write never
+joins a torn line. Whole-file writes and the folder itself are fsynced, so a power
+loss leaves the old file or the new one, never an empty one. Nothing is written
+through a link: a run folder holds only its own files.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
 
 from memeval.errors import MemevalError
-from memeval.jsonenc import dump_line, dump_pretty
+from memeval.jsonenc import decode_line, dump_line, dump_pretty
 from memeval.log._files import (
+    CONFIG_FILE,
     INCOMPLETE_MARKER,
     LOCK_FILE,
     PAYLOADS_FILE,
+    REPORT_FILE,
     RESULTS_FILE,
+    RUN_FILES,
+    SUMMARY_FILE,
     TurnKey,
     UnitKey,
     lines,
@@ -42,19 +55,106 @@ class RunFolderBusy(MemevalError):
     """Another memeval process is writing the same run folder."""
 
 
+class RunFolderForeign(MemevalError):
+    """An existing folder that holds something other than a memeval run."""
+
+
+class RunFolderLinked(MemevalError):
+    """A file of the run folder is a link, which a run would write through."""
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write a whole file or nothing: readers never see half a summary or report."""
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """`atomic_write_text` for bytes."""
+    """`atomic_write_text` for bytes: the new file is fsynced before it replaces the
+    old one and the folder after, so even a power loss leaves one of the two whole.
+    A link at `path` is replaced, never written through."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_bytes(data)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o644)
+        try:
+            append_whole(fd, tmp, data)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
+        sync_folder(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def sync_folder(folder: Path) -> None:
+    """fsync a folder, so the names created, replaced or removed in it last."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def append_whole(fd: int, path: Path, data: bytes) -> None:
+    """Write all of `data` at the end of `fd` and fsync it, or nothing: a write that
+    fails part-way is cut back to where it began, so the file still ends on a whole
+    line. The error names `path`, the file it concerns."""
+    start = os.fstat(fd).st_size
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except OSError as exc:
+        with contextlib.suppress(OSError):  # the error below still names the file
+            os.ftruncate(fd, start)  # shrinking needs no space
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+
+
+def open_append(path: Path) -> int:
+    """A descriptor appending to `path` (created if missing), never through a link."""
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                   | os.O_CLOEXEC, 0o644)
+
+
+def refuse_foreign(run_dir: Path) -> None:
+    """Stop before writing into a folder that holds files but no memeval run: the run
+    would replace its `index.html`, `config.json` and `summary.json`."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(run_dir) if entry.name != LOCK_FILE)
+    except OSError:  # missing, not a folder, unreadable: the caller's checks say which
+        return
+    if not names or is_run_folder(run_dir):
+        return
+    shown = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
+    raise RunFolderForeign(
+        f"{run_dir}: holds files that are not a memeval run ({shown}); a run would replace "
+        f"its {REPORT_FILE}, {CONFIG_FILE} and {SUMMARY_FILE}. Pick a new or empty folder "
+        "for --out.")
+
+
+def is_run_folder(run_dir: Path) -> bool:
+    """Was the folder written by memeval: rows, the unfinished marker, or a
+    `config.json` with a run's fingerprint?"""
+    if (run_dir / RESULTS_FILE).is_file() or (run_dir / INCOMPLETE_MARKER).is_file():
+        return True
+    try:
+        config = decode_line((run_dir / CONFIG_FILE).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and "fingerprint" in config
+
+
+def refuse_links(run_dir: Path) -> None:
+    """Stop before writing when one of the run's files is a link: appending to it, or
+    writing its marker, would change a file outside the folder."""
+    for name in RUN_FILES:
+        path = run_dir / name
+        if path.is_symlink():
+            raise RunFolderLinked(
+                f"{path}: a link (to {os.readlink(path)}); memeval writes only its own files "
+                "in a run folder, never through a link. Remove the link, or pick another "
+                "--out.")
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -70,18 +170,31 @@ class ResultsWriter:
     unit's new payloads are made durable before its rows, so no row ever points at a
     payload that is not on disk. With `retry_errors`, a finished unit that has a
     selector or judge error counts as not done: its rows are cut and it runs again.
+
+    Args:
+        run_dir: the run folder.
+        retry_errors: cut finished units that have an error, so they run again.
+        sync_every: seconds rows may wait in memory before a durable write.
+        fresh: delete the folder's run files once the lock is held (a new run).
+        reusable: which stored turns may be kept; a unit with any other turn (of a
+            scenario edited since, or no longer planned) is cut on entry.
     """
 
     def __init__(self, run_dir: Path, *, retry_errors: bool = False,
-                 sync_every: float = 0.0) -> None:
+                 sync_every: float = 0.0, fresh: bool = False,
+                 reusable: Callable[[TurnKey], bool] | None = None) -> None:
         self.run_dir = run_dir
+        self.fresh = fresh  # replace the folder's run (the pytest plugin's way)
+        # Which stored turns may be kept (planned, their scenario unchanged); the rest
+        # are cut on entry. None keeps every turn.
+        self.reusable = reusable
         self.retry_errors = retry_errors
-        self.sync_every = sync_every  # seconds rows may wait in memory before a durable write
+        self.sync_every = sync_every
         self.retried = 0  # finished units cut on entry because they had errors
         self.path = run_dir / RESULTS_FILE
         self._lock = FileLock(str(run_dir / LOCK_FILE))
-        self._handle: Any = None
-        self._payload_handle: Any = None
+        self._fd: int | None = None
+        self._payload_fd: int | None = None
         self._payloads = PayloadStore()
         self._turns: set[TurnKey] = set()
         self._waiting: list[bytes] = []
@@ -91,7 +204,32 @@ class ResultsWriter:
         self.units_written = 0  # units appended by this writer
 
     def __enter__(self) -> ResultsWriter:
+        self._take_lock()
+        try:
+            if self.fresh:  # only now that the folder is ours: a live run's files stay
+                for name in (RESULTS_FILE, PAYLOADS_FILE, SUMMARY_FILE, CONFIG_FILE,
+                             REPORT_FILE):
+                    (self.run_dir / name).unlink(missing_ok=True)
+            self._drop_incomplete_units()
+            atomic_write_text(self.run_dir / INCOMPLETE_MARKER,
+                              "This run has not finished; rerun the same command to "
+                              "resume it.\n")
+            _cut_torn_line(self.run_dir / PAYLOADS_FILE)  # else the next payload joins it
+            self._payloads = PayloadStore(PayloadFile(self.run_dir / PAYLOADS_FILE))
+            self._payload_fd = open_append(self.run_dir / PAYLOADS_FILE)
+            self._fd = open_append(self.path)
+            sync_folder(self.run_dir)  # the files just made outlive a power loss
+        except BaseException:
+            self._close()
+            raise
+        return self
+
+    def _take_lock(self) -> None:
+        """Take the folder's lock (refusing a folder another process holds, or one with
+        a link among the run's files), before anything in it is read or changed."""
+        refuse_foreign(self.run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
+        refuse_links(self.run_dir)
         try:
             self._lock.acquire(timeout=0)
         except Timeout:
@@ -99,30 +237,27 @@ class ResultsWriter:
                 f"{self.run_dir}: another memeval run is writing this folder; wait for it "
                 "to finish or pass a different --out."
             ) from None
-        self._drop_incomplete_units()
-        (self.run_dir / INCOMPLETE_MARKER).write_text(
-            "This run has not finished; rerun the same command to resume it.\n"
-        )
-        _cut_torn_line(self.run_dir / PAYLOADS_FILE)  # else the next payload joins it
-        self._payloads = PayloadStore(PayloadFile(self.run_dir / PAYLOADS_FILE))
-        self._payload_handle = (self.run_dir / PAYLOADS_FILE).open("ab")
-        self._handle = self.path.open("ab")
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         try:
-            if self._handle is not None:
+            if self._fd is not None:
                 self.flush()
         finally:
-            for handle in (self._handle, self._payload_handle):
-                if handle is not None:
-                    handle.close()
-            self._lock.release()
-            Path(self._lock.lock_file).unlink(missing_ok=True)  # leave no litter
+            self._close()
+
+    def _close(self) -> None:
+        for fd in (self._fd, self._payload_fd):
+            if fd is not None:
+                os.close(fd)
+        self._fd = self._payload_fd = None
+        # The lock file stays: unlinking it would let a process that opened the old
+        # file and one that creates a new one both hold "the" lock.
+        self._lock.release()
 
     def mark_complete(self) -> None:
         """Called once summary and report are written: the folder is a finished run."""
         (self.run_dir / INCOMPLETE_MARKER).unlink(missing_ok=True)
+        sync_folder(self.run_dir)
 
     def completed_turns(self) -> set[TurnKey]:
         """(scenario, selector, repeat, turn index) of every turn whose unit is on disk
@@ -154,13 +289,13 @@ class ResultsWriter:
 
     def flush(self) -> None:
         """Make every appended row durable: new payloads first, so no row on disk
-        points at a payload that is not."""
-        for handle, waiting in ((self._payload_handle, self._waiting_payloads),
-                                (self._handle, self._waiting)):
-            if waiting:
-                handle.write(b"".join(waiting))
-                handle.flush()
-                os.fsync(handle.fileno())
+        points at a payload that is not. A write that fails leaves both files on whole
+        lines, the rows still waiting (a later flush writes them)."""
+        for fd, path, waiting in (
+                (self._payload_fd, self.run_dir / PAYLOADS_FILE, self._waiting_payloads),
+                (self._fd, self.path, self._waiting)):
+            if waiting and fd is not None:
+                append_whole(fd, path, b"".join(waiting))
                 waiting.clear()
         self._synced = time.monotonic()
 
@@ -189,6 +324,8 @@ class ResultsWriter:
         done = {k for k, n in counts.items() if sizes[k] == {n}}
         self.retried = len(done & errored)
         done -= errored  # they run again; answers that succeeded come from the cache
+        if self.reusable is not None:
+            done = {key for key in done if all(map(self.reusable, turns[key]))}
         self._turns = {turn for key in done for turn in turns[key]}
         self.row_count = sum(counts[k] for k in done)
         if torn or self.row_count != total:
@@ -201,6 +338,7 @@ class ResultsWriter:
                     out.flush()
                     os.fsync(out.fileno())
                 os.replace(tmp, self.path)
+                sync_folder(self.run_dir)
             finally:
                 tmp.unlink(missing_ok=True)
 

@@ -191,6 +191,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         _gate(state)
     except MemevalError as exc:
         state.gate_error = str(exc)
+    except OSError as exc:  # a full disk: one failure line, never pytest's traceback
+        state.gate_error = (f"{exc.filename or settings.report}: {exc.strerror or exc}; free "
+                            "the space or fix the folder, then run the tests again")
     if (state.gate_error or (state.gate is not None and not state.gate.passed)) \
             and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -22,8 +22,6 @@ from memeval.labels import GOLD, PROJECT_SCOPE
 from memeval.log import (
     CONFIG_FILE,
     REPORT_FILE,
-    RESULTS_FILE,
-    SUMMARY_FILE,
     RecordedTurn,
     ResultsWriter,
     TurnResult,
@@ -349,9 +347,6 @@ class SuiteStore:
         units = self.all_units()
         if not units:
             return None
-        run_dir.mkdir(parents=True, exist_ok=True)
-        for name in (RESULTS_FILE, SUMMARY_FILE, CONFIG_FILE, REPORT_FILE):
-            (run_dir / name).unlink(missing_ok=True)  # a pytest run replaces the last one
         from memeval.report import RunPage
         from memeval.run.evaluate import RowDigest, finish_run
 
@@ -359,7 +354,8 @@ class SuiteStore:
         # From the rows: an xdist controller never planned the workers' judges itself.
         judges = sorted({j for rows in units.values() for row in rows for j in row.judgements})
         digest = RowDigest(RunPage())
-        with ResultsWriter(run_dir) as writer:
+        # A pytest run replaces the folder's last run, once it holds the folder's lock.
+        with ResultsWriter(run_dir, fresh=True) as writer:
             for rows in units.values():
                 for result in writer.append_unit(rows):
                     digest.add(result)

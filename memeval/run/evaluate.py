@@ -37,15 +37,18 @@ from memeval.log import (
     ResultsWriter,
     RowSink,
     RunFolderError,
+    TurnKey,
     TurnResult,
     iter_results,
     read_config,
     read_summary,
+    refuse_links,
     write_json,
 )
 from memeval.provenance import MADE_KEY, made_record, read_made
 from memeval.run.config import RunConfig
 from memeval.run.interrupt import RunInterrupted, stop_on_signals
+from memeval.run.plan import PLAN_KEY, Plan, dropped_since, edited_since, planned_turns
 from memeval.run.play import Unit, carries_state, run_coroutine
 from memeval.run.runner import run_units
 from memeval.run.shards import Shard
@@ -258,14 +261,31 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
          notes: Sequence[str], say: Callable[[str], None],
          answers: AnswerStage | None = None) -> RunOutcome:
     run_dir.mkdir(parents=True, exist_ok=True)
-    _check_resumable(run_dir, config, shard)
+    refuse_links(run_dir)  # before config.json is read through one
+    previous = _check_resumable(run_dir, config, shard)
 
     remembers = {spec: carries_state(s) for spec, s in zip(config.selectors, selectors,
                                                               strict=True)}
-    units = plan_units(scenarios, config, shard, remembers=remembers.__getitem__)
-    with ResultsWriter(run_dir, retry_errors=retry_errors, sync_every=SYNC_EVERY_S) as writer:
+    everything = plan_units(scenarios, config, remembers=remembers.__getitem__)
+    units = [u for u in everything if shard is None or shard.owns(u.key)]
+    plan = Plan.of(scenarios, everything)
+    old_plan = None if previous is None else Plan.from_config(previous)
+    edited, dropped = edited_since(old_plan, plan), dropped_since(old_plan, plan)
+    mine = planned_turns(plan.share(shard))
+
+    def reusable(turn: TurnKey) -> bool:  # planned now, and its scenario unchanged
+        return turn in mine and turn[0] not in edited
+
+    with ResultsWriter(run_dir, retry_errors=retry_errors, sync_every=SYNC_EVERY_S,
+                       reusable=reusable) as writer:
         for note in notes:  # once the folder is the run's: a refused run tells one line
             say(note)
+        for scenario_id in edited:
+            say(f"{plan.files[scenario_id]}: scenario {scenario_id} changed since its rows "
+                "were written; its turns run again")
+        if dropped and old_plan is not None:
+            say("no longer in the run, their rows dropped: "
+                + ", ".join(f"{old_plan.files[s]} (scenario {s})" for s in dropped))
         done = writer.completed_turns()
         todo = [u for u in units if not u.turn_keys <= done]
         write_json(run_dir / CONFIG_FILE, {
@@ -273,6 +293,7 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
             **({} if answers is None else answers.config()),
             "scenario_errors": list(scenario_errors),
             "shard": None if shard is None else [shard.index, shard.count],
+            PLAN_KEY: plan.to_record(shard),
         })
         bar = tqdm(total=sum(len(u.turn_indices) for u in todo), desc="memeval", unit="turn",
                    disable=not progress, dynamic_ncols=True)
@@ -339,10 +360,14 @@ class UnitFailures:
                 for (where, cause), turns in self._turns.items()]
 
 
-def _check_resumable(run_dir: Path, config: RunConfig, shard: Shard | None) -> None:
+def _check_resumable(run_dir: Path, config: RunConfig,
+                     shard: Shard | None) -> dict[str, Any] | None:
+    """The folder's `config.json` when its rows may be resumed by `config` (None for a
+    new folder); refuses a folder of another configuration."""
     previous = run_dir / CONFIG_FILE
     if not previous.exists() or not (run_dir / RESULTS_FILE).exists():
-        return
+        return None
+    record: dict[str, Any] = {}
     try:
         record = read_config(run_dir)
         old = (record.get("fingerprint"), record.get("shard"))
@@ -353,6 +378,7 @@ def _check_resumable(run_dir: Path, config: RunConfig, shard: Shard | None) -> N
             f"{run_dir} holds results of a different configuration; resuming would mix "
             "them. Pass a new --out, or delete the folder to start over."
         )
+    return record
 
 
 def finish_run(run_dir: Path, extra: Mapping[str, Any] | None = None, *,

@@ -349,7 +349,7 @@ class ReferenceWalk:
         self.session, self.scenario, self.repeat = session, scenario, repeat
         self._users = dict(users)  # turn index -> units still to start from it
         self._starts: dict[int, TurnStart] = {}
-        self._context = Context()
+        self._context = InTranscript()
         self._next = 0
 
     def start_of(self, index: int) -> TurnStart:
@@ -485,7 +485,7 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
     scenario, repeat, walk = unit.scenario, unit.repeat, world.walk
     rows: list[TurnResult] = []
     own: Session | None = None
-    context = Context()
+    context = InTranscript()
     forked = unit.start  # turns from here on have not taken their start yet
     try:
         for index in unit.turn_indices:
@@ -511,11 +511,11 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
                 context.add(record, scenario, index)
             request = judge_request(turn, record)
             judgements = {judge.name: await ascore(judge, request) for judge in judges}
+            earlier = InTranscript.earlier_relevant(scenario, index)
             rows.append(turn_result(unit, index, turn, record, judgements,
                                     phase1_reachability(turn, world.indexed),
                                     root=str(world.files.root), history=world.config.history,
-                                    in_context=in_context,
-                                    earlier_relevant=Context.earlier_relevant(scenario, index),
+                                    in_context=in_context, earlier_relevant=earlier,
                                     answered=await answer_turn(answers, world, index, turn,
                                                                record)))
             on_turn()
@@ -545,7 +545,7 @@ def _check_stop(stop: threading.Event | None, scenario: Scenario, turn: Turn) ->
         raise StopRequested(f"{scenario.id}: stopped before turn {turn.id}")
 
 
-class Context:
+class InTranscript:
     """Which memories in the transcript (surfaced since the last compaction) count as
     covered at later turns.
 
@@ -563,7 +563,7 @@ class Context:
         """Add what surfaced at turn `index` of `scenario` and was not a false positive."""
         turn = scenario.turns[index]
         earned = {*turn.labels.relevant, *turn.labels.acceptable,
-                  *Context.earlier_relevant(scenario, index)}
+                  *InTranscript.earlier_relevant(scenario, index)}
         self._keys.update(dict.fromkeys(s.key for s in record.surfaced if s.key in earned))
 
     def clear(self) -> None:

@@ -13,8 +13,7 @@ row (which imports `memeval.scoring.answers`) does not pull in pandas and scipy.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from memeval._lazy import lazy_exports
 
 _WHERE: dict[str, str] = {
     "CATALOG": "catalog", "Metric": "catalog", "metric": "catalog",
@@ -27,9 +26,4 @@ _WHERE: dict[str, str] = {
 }
 
 __all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'memeval.scoring' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"memeval.scoring.{_WHERE[name]}"), name)
+__getattr__ = lazy_exports(__name__, _WHERE)

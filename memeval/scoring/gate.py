@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memeval.errors import MemevalError
 from memeval.jsonenc import finite, json_safe
+from memeval.log import GATE_FILE, INCOMPLETE_MARKER, RunFolderError, read_config
 from memeval.provenance import check_runs_comparable
 from memeval.scoring.catalog import CONFIDENCE, FALSE_FAILURE, GATED, PRIMARY, metric
 
@@ -44,8 +45,8 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_ERROR_RATE = 0.0
 MIN_PAIRS = 10  # fewer paired turns cannot resolve any sensible margin
-GATE_FILE = "gate.json"
 SHOWN_TURNS = 5  # errored or missing turns named in a message
+WHOLE_RUN = "-"  # the selector and judge of a check on the run as a whole
 
 Status = Literal["pass", "fail", "skipped"]
 CheckKind = Literal["error-rate", "threshold", "non-inferiority", "coverage"]
@@ -116,7 +117,7 @@ class GateCheck:
                     f"{self.detail}); errored turns are unscored, so the other figures rest "
                     "on fewer turns. Fix the cause, or raise --max-error-rate knowingly")
         if self.kind == "coverage":
-            return f"{self.detail} ({who})"
+            return self.detail if self.selector == WHOLE_RUN else f"{self.detail} ({who})"
         declared = metric(self.metric)
         gain = ("candidate − baseline" if declared.direction == "higher"
                 else "baseline − candidate, as lower is better")
@@ -453,10 +454,38 @@ def run_gate(candidate: pd.DataFrame, baseline: pd.DataFrame | None = None, *,
     return GateResult(tuple(checks))
 
 
+def completeness_checks(run: Path, frame: pd.DataFrame) -> list[GateCheck]:
+    """A run that stopped before it finished (`RUN_INCOMPLETE`), or whose rows cover
+    fewer turns than its plan (`config.json`), fails whatever else is checked: its
+    scores rest on part of the picture."""
+    folder = run if run.is_dir() else run.parent
+    checks = []
+    if (folder / INCOMPLETE_MARKER).exists():
+        checks.append(GateCheck(
+            "coverage", "run complete", WHOLE_RUN, WHOLE_RUN, None, 0.0, "fail",
+            f"{folder} is marked {INCOMPLETE_MARKER}: the run stopped before it finished, "
+            "so its scores rest on part of its turns; rerun its command (it resumes), "
+            "then gate"))
+    try:
+        planned = (read_config(folder).get("plan") or {}).get("rows")
+    except RunFolderError:  # a summary.json on its own, or a run before plans
+        planned = None
+    if isinstance(planned, int) and planned > 0:
+        keys = [c for c in ("scenario", "turn_id", "selector", "repeat") if c in frame.columns]
+        held = len(frame.drop_duplicates(keys)) if keys and not frame.empty else 0
+        checks.append(GateCheck(
+            "coverage", "planned turns", WHOLE_RUN, WHOLE_RUN, float(held), float(planned),
+            "pass" if held >= planned else "fail",
+            f"{held} of the {planned} turns its plan holds" + (
+                "" if held >= planned else f"; {folder} does not cover its plan: rerun its "
+                "command to complete it, then gate")))
+    return checks
+
+
 def gate_run(run: Path, baseline: Path | None = None, **options: Any) -> GateResult:
     """`run_gate` on a run folder (or summary.json) against a baseline made the same
     way (`memeval.provenance`), reading the baseline's calibration.json when one lies
-    beside it."""
+    beside it; the run must be complete (see `completeness_checks`)."""
     from memeval.scoring.calibrate import load_calibrations
 
     candidate = per_turn_table(run)
@@ -464,11 +493,12 @@ def gate_run(run: Path, baseline: Path | None = None, **options: Any) -> GateRes
     if baseline is not None:
         check_runs_comparable(baseline, run, (reference, candidate))
     calibrations = () if baseline is None else load_calibrations(Path(baseline))
-    return run_gate(candidate, reference, calibrations=calibrations, **options)
+    result = run_gate(candidate, reference, calibrations=calibrations, **options)
+    return GateResult((*completeness_checks(Path(run), candidate), *result.checks))
 
 
 __all__ = [
     "DEFAULT_MAX_ERROR_RATE", "GATE_FILE", "GateCheck", "GateInputError", "GateResult", "Margin",
-    "error_rate_checks", "gate_run", "gated_metrics", "margin_for", "non_inferiority_checks",
-    "per_turn_table", "run_gate", "threshold_checks",
+    "completeness_checks", "error_rate_checks", "gate_run", "gated_metrics", "margin_for",
+    "non_inferiority_checks", "per_turn_table", "run_gate", "threshold_checks",
 ]
