@@ -33,6 +33,7 @@ Examples:
   memeval run -s bm25 -s none --out reports/try1
   memeval run --scenarios 'my/scenarios/*.yaml' --repeats 3 --shuffle-manifest
   memeval run --config sweep.toml --out reports/sweep1   # a reviewed sweep file
+  memeval run -s none -s bm25 -s oracle --answerer extractive   # answer accuracy too
   ANTHROPIC_API_KEY=... memeval run -s claude -s 'claude:claude-sonnet-4-6?prompt=recall'
 """
 
@@ -58,6 +59,13 @@ def update_latest_link(run_dir: Path) -> None:
                    "Default: bm25, recency, oracle.")
 @click.option("-j", "--judge", "judges", multiple=True, metavar="SPEC",
               help="A judge spec, repeatable (gold, claude). Default: gold.")
+@click.option("--answerer", default=None, metavar="SPEC",
+              help="Answer each turn that has a gold answer from what the agent has in "
+                   "context then: extractive (offline), claude:<model>, "
+                   "openai:<model>?base_url=URL. Adds answer F1 / exact match (docs/research.md).")
+@click.option("--answer-judge", default=None, metavar="SPEC",
+              help="Grade the answers correct or incorrect with this model "
+                   "(claude:<model>, openai:<model>?base_url=URL): answer_correct.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Run folder. Default: reports/<UTC timestamp>/ (and reports/latest).")
 @click.option("--repeats", type=click.IntRange(min=1), default=1, show_default=True,
@@ -122,7 +130,7 @@ def update_latest_link(run_dir: Path) -> None:
                    "cache, so only the failed calls are paid again.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tuple[str, ...],
-            judges: tuple[str, ...],
+            judges: tuple[str, ...], answerer: str | None, answer_judge: str | None,
             out: Path | None, repeats: int, shuffle_manifest: bool, concurrency: int,
             seed: int, compat: str, history: str, max_cost: float | None, cache: str | None,
             no_cache: bool,
@@ -158,7 +166,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
         scenarios=scenarios, selectors=selectors, judges=judges, repeats=repeats,
         shuffle_manifest=shuffle_manifest, concurrency=concurrency, seed=seed, compat=compat,
         history=history, categories=categories, tags=tags, exclude_tags=exclude_tags,
-        scenario_ids=scenario_ids, limit=limit)
+        scenario_ids=scenario_ids, limit=limit, answerer=answerer, answer_judge=answer_judge)
     try:
         chosen, llm = _with_sweep(config_file, given, llm)
         config = RunConfig(**{k: v for k, v in chosen.items()  # empty lists mean "the default"

@@ -1,7 +1,11 @@
 """Price table: USD per million tokens, kept in one data file so it can be updated or overridden.
 
 Costs are computed, not reported by the API, so the table is the single source of
-truth for `cost_usd` and for the `--max-cost` budget.
+truth for `cost_usd` and for the `--max-cost` budget. Behind the bundled Claude
+table (and a user's `--prices` file, which win) stands `genai-prices`' table of
+other providers' models, read offline from the installed package: an `openai:`
+run on a known model (`gpt-4o-mini`) has a cost; a model no table knows (a local
+`qwen3:8b`) stays unpriced.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -37,18 +42,23 @@ class PriceTable:
         models: model id or id prefix -> price; the longest matching prefix wins.
         batch_discount: factor applied to every price of a Message Batches call.
         source: where the table was read from, for error messages and config.json.
+        market: fall back on `genai-prices` for a model the table does not name.
     """
 
     models: dict[str, ModelPrice]
     batch_discount: float = 0.5
     source: str = "<builtin>"
+    market: bool = False
 
     def price_for(self, model: str) -> ModelPrice | None:
-        """The price of `model`, by exact id or longest prefix; None when unknown."""
+        """The price of `model`, by exact id or longest prefix, else (with `market`)
+        genai-prices'; None when unknown."""
         if model in self.models:
             return self.models[model]
         matches = [key for key in self.models if model.startswith(key)]
-        return self.models[max(matches, key=len)] if matches else None
+        if matches:
+            return self.models[max(matches, key=len)]
+        return market_price(model) if self.market else None
 
     def with_model(self, model: str, price: ModelPrice) -> PriceTable:
         """This table with `model` priced (a spec's `price_in`/`price_out`)."""
@@ -56,7 +66,7 @@ class PriceTable:
             return self
         return PriceTable(models={**self.models, model: price},
                           batch_discount=self.batch_discount,
-                          source=f"{self.source} + spec prices")
+                          source=f"{self.source} + spec prices", market=self.market)
 
     def cost(self, model: str, *, input_tokens: int = 0, output_tokens: int = 0,
              cache_read_input_tokens: int = 0, cache_creation_input_tokens: int = 0,
@@ -94,6 +104,31 @@ def _parse(data: Any, source: str) -> PriceTable:
 
 
 BUNDLED = "memeval/data/prices.json"
+MARKET = "genai-prices"  # the fallback table's name in `source`
+_MILLION = 1_000_000
+
+
+@lru_cache(maxsize=256)
+def market_price(model: str) -> ModelPrice | None:
+    """`model`'s price in genai-prices' bundled data (offline; no update is fetched),
+    USD per million tokens; None when it knows no such model."""
+    try:
+        from genai_prices import Usage, calc_price
+    except ImportError:  # an install without it prices Claude alone
+        return None
+
+    def per_million(**tokens: int) -> float:
+        return float(calc_price(Usage(**tokens), model_ref=model).total_price)
+
+    try:
+        return ModelPrice(input=per_million(input_tokens=_MILLION),
+                          output=per_million(output_tokens=_MILLION),
+                          cache_write=per_million(input_tokens=_MILLION,
+                                                  cache_write_tokens=_MILLION),
+                          cache_read=per_million(input_tokens=_MILLION,
+                                                 cache_read_tokens=_MILLION))
+    except (LookupError, ValueError):  # no provider or model matches
+        return None
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:
@@ -108,6 +143,8 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     """
     bundled = _parse(_json(resources.files("memeval").joinpath("data/prices.json")
                            .read_text("utf-8"), BUNDLED), BUNDLED)
+    bundled = PriceTable(models=bundled.models, batch_discount=bundled.batch_discount,
+                         source=f"{BUNDLED} + {MARKET}", market=True)
     chosen = path or os.environ.get(PRICES_ENV)
     if not chosen:
         return bundled
@@ -122,7 +159,8 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
         data = {**data, "batch_discount": bundled.batch_discount}
     own = _parse(data, str(file))
     return PriceTable(models={**bundled.models, **own.models},
-                      batch_discount=own.batch_discount, source=f"{BUNDLED} + {file}")
+                      batch_discount=own.batch_discount,
+                      source=f"{BUNDLED} + {file} + {MARKET}", market=True)
 
 
 def _json(text: str, source: str) -> Any:

@@ -9,6 +9,7 @@ or `read_per_turn`, the config with `read_config`. `ResultsWriter` is the only
 thing that appends rows.
 """
 
+from memeval.log._answer import GivenAnswer
 from memeval.log._files import (
     CONFIG_FILE,
     GATE_FILE,
@@ -59,7 +60,7 @@ from memeval.log._writer import (
 
 __all__ = [
     "CONFIG_FILE", "GATE_FILE", "INCOMPLETE_MARKER", "PAYLOADS_FILE", "REPORT_FILE",
-    "RESULTS_FILE", "SCHEMA_VERSION", "SUMMARY_FILE", "PayloadFile", "PayloadStore",
+    "RESULTS_FILE", "SCHEMA_VERSION", "SUMMARY_FILE", "GivenAnswer", "PayloadFile", "PayloadStore",
     "RecordedTurn", "Resolver", "ResultsWriter", "RowSink", "RunFolderBusy", "RunFolderError",
     "RunFolderForeign", "RunFolderLinked", "SchemaMismatch", "SearchedDir", "StoredMemory",
     "TurnKey", "TurnResult", "UnitKey", "UnitReader", "atomic_write_bytes", "atomic_write_text",

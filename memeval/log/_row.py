@@ -15,6 +15,7 @@ from typing import Any
 
 from memeval.errors import MemevalError
 from memeval.judges.base import Judgement
+from memeval.log._answer import GivenAnswer
 from memeval.log._payloads import (
     PayloadStore,
     Resolver,
@@ -62,6 +63,7 @@ class TurnResult:
             selector's own session end to end).
         in_context: memory keys already in the transcript when the turn began.
         earlier_relevant: keys labelled relevant at an earlier turn of the scenario.
+        answered: what the agent answered with what surfaced (`--answerer`), if asked.
         root: the session's temporary folder (not stored; paths are made relative to it).
     """
 
@@ -91,6 +93,7 @@ class TurnResult:
     history: str = "own"
     in_context: tuple[str, ...] = ()
     earlier_relevant: tuple[str, ...] = ()
+    answered: GivenAnswer | None = None
     root: str = field(default="", compare=False, repr=False)
 
     @property
@@ -147,6 +150,7 @@ class TurnResult:
                            compact_judgement(j.to_dict(), payloads)
                            for j in self.judgements.values()],
             "record": record,
+            **({} if self.answered is None else {"answered": self.answered.to_dict()}),
         } | ({} if payloads is not None else {"root": self.root})
 
     @classmethod
@@ -184,6 +188,8 @@ class TurnResult:
             record=RecordedTurn.from_dict(
                 expand_record(data.get("record") or {}, resolver, searches=searches)),
             root=str(data.get("root") or ""),
+            answered=None if data.get("answered") is None
+            else GivenAnswer.from_dict(data["answered"]),
         )
 
 

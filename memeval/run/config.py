@@ -60,6 +60,9 @@ class LLMOptions:
     max_response_mb: float | None = None
 
 
+_OPTIONAL_STAGES = ("answerer", "answer_judge")
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """Everything that decides a run's results; written verbatim to `config.json`.
@@ -98,6 +101,8 @@ class RunConfig:
     exclude_tags: tuple[str, ...] = ()
     scenario_ids: tuple[str, ...] = ()
     limit: int | None = None
+    answerer: str | None = None
+    answer_judge: str | None = None
     llm: LLMOptions = field(default_factory=lambda: LLMOptions())
 
     def __post_init__(self) -> None:
@@ -113,5 +118,6 @@ class RunConfig:
     def fingerprint(self) -> str:
         """What must match for a folder's rows to be resumed by this config: not how
         model calls are made (cache, cassette, budget), only what is evaluated."""
-        keep = {k: v for k, v in self.to_dict().items() if k not in ("concurrency", "llm")}
+        keep = {k: v for k, v in self.to_dict().items() if k not in ("concurrency", "llm")
+                and not (k in _OPTIONAL_STAGES and v is None)}  # older folders still resume
         return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tqdm import tqdm
 
 from memeval import __version__
+from memeval.answers import AnswerStage, answer_stage
 from memeval.errors import MemevalError
 from memeval.judges import resolve_judge
 from memeval.judges.base import Judge
@@ -234,13 +235,20 @@ def evaluate(config: RunConfig, run_dir: Path, *, progress: bool = True,
                            "scenario's turns with their categories")
     selectors = [resolve_selector(spec) for spec in config.selectors]  # fail fast on typos
     judges = [resolve_judge(spec) for spec in config.judges]
-    check_model_access(config, [*selectors, *judges])
+    answers = None if config.answerer is None else \
+        answer_stage(config.answerer, config.answer_judge)
+    if answers is None and config.answer_judge is not None:
+        raise MemevalError("--answer-judge grades answers, and there are none: add "
+                           "--answerer SPEC (extractive, claude:<model>, openai:<model>)")
+    staged = [] if answers is None else answers.components
+    check_model_access(config, [*selectors, *judges, *staged])
     notes: list[str] = []
-    models = _open_models(config, [*selectors, *judges], notes.append, run_dir)
+    models = _open_models(config, [*selectors, *judges, *staged], notes.append, run_dir)
     try:
         return _run(config, run_dir, scenarios, scenario_errors, selectors, judges, models,
                     progress=progress, page=page, finish=finish, shard=shard,
-                    retry_errors=retry_errors, notes=notes, say=say or (lambda _: None))
+                    retry_errors=retry_errors, notes=notes, say=say or (lambda _: None),
+                    answers=answers)
     finally:
         if models is not None:
             models.close()
@@ -250,7 +258,8 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
          scenario_errors: tuple[str, ...], selectors: Sequence[Selector],
          judges: Sequence[Judge], models: ModelAccess | None, *, progress: bool,
          page: Page | None, finish: Summarizer | None, shard: Shard | None, retry_errors: bool,
-         notes: Sequence[str], say: Callable[[str], None]) -> RunOutcome:
+         notes: Sequence[str], say: Callable[[str], None],
+         answers: AnswerStage | None = None) -> RunOutcome:
     run_dir.mkdir(parents=True, exist_ok=True)
     refuse_links(run_dir)  # before config.json is read through one
     previous = _check_resumable(run_dir, config, shard)
@@ -281,6 +290,7 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
         todo = [u for u in units if not u.turn_keys <= done]
         write_json(run_dir / CONFIG_FILE, {
             **run_config_record(config, selectors, judges),
+            **({} if answers is None else answers.config()),
             "scenario_errors": list(scenario_errors),
             "shard": None if shard is None else [shard.index, shard.count],
             PLAN_KEY: plan.to_record(shard),
@@ -303,7 +313,7 @@ def _run(config: RunConfig, run_dir: Path, scenarios: Sequence[Scenario],
                                     on_error=failures.add, on_turn=lambda: bar.update(1),
                                     stop=stop, every=(SYNC_EVERY_S, writer.flush),
                                     in_flight=units_in_flight(config, len(todo), models),
-                                    models=models), models=models)
+                                    models=models, answers=answers), models=models)
         bar.close()
         writer.flush()
         unit_errors = failures.messages()

@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from memeval.answers import AnswerStage, answer_request, answers_turn
 from memeval.judges.base import Judge, Judgement, JudgeRequest, MemoryVerdict
 from memeval.labels import PROJECT_SCOPE, memory_key, split_memory_key
-from memeval.log import RecordedTurn, TurnResult
+from memeval.log import GivenAnswer, RecordedTurn, TurnResult
 from memeval.memdir.text import utf8_len
 from memeval.run.config import CompatName, RunConfig
 from memeval.run.interrupt import STOPPED_CALL, StopRequested
@@ -168,8 +169,10 @@ def selector_error(record: TurnRecord) -> str | None:
 def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
                 judgements: Mapping[str, Judgement], startup: Mapping[str, bool] | None = None,
                 root: str = "", history: str = "own", in_context: tuple[str, ...] = (),
-                earlier_relevant: tuple[str, ...] = ()) -> TurnResult:
-    """The results row of one turn: the record once, every judge's grading of it."""
+                earlier_relevant: tuple[str, ...] = (),
+                answered: GivenAnswer | None = None) -> TurnResult:
+    """The results row of one turn: the record once, every judge's grading of it, and
+    the agent's answer when the run has an answer stage."""
     shown = delivered(record)
     return TurnResult(
         scenario=unit.scenario.id, scenario_path=str(unit.scenario.path),
@@ -192,7 +195,28 @@ def turn_result(unit: Unit, index: int, turn: Turn, record: TurnRecord,
         history=history,
         in_context=in_context,
         earlier_relevant=earlier_relevant,
+        answered=answered,
     )
+
+
+async def answer_turn(answers: AnswerStage | None, world: World, index: int, turn: Turn,
+                      record: TurnRecord) -> GivenAnswer | None:
+    """The agent's answer at this turn, given what it has in context then: the
+    startup context, the memories surfaced (as rendered for the model) and, in a
+    conversation, the user's messages since the last compaction. None when the run
+    has no answer stage or the turn has no gold answer to score it by."""
+    if answers is None or not answers_turn(turn.answer, turn.tags):
+        return None
+    scenario = world.scenario
+    conversation: list[str] = []
+    if not scenario.independent:  # the user's messages since the last compaction
+        start = max((i for i in range(index + 1) if scenario.turns[i].compact_before),
+                    default=0)
+        conversation = [t.query for t in scenario.turns[start:index]]
+    return await answers.answer(answer_request(
+        turn_id=turn.id, question=turn.query, answer=turn.answer, tags=turn.tags,
+        startup=world.contexts[scenario.mode].text, reminders=record.system_reminders,
+        conversation=conversation))
 
 
 def build_selector(spec: str, config: RunConfig, models: ModelAccess | None = None) -> Selector:
@@ -251,7 +275,8 @@ def play_turn(session: Session, scenario: Scenario, turn: Turn, repeat: int = 0,
 def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
              on_turn: Callable[[], None] = lambda: None,
              stop: threading.Event | None = None,
-             models: ModelAccess | None = None) -> list[TurnResult]:
+             models: ModelAccess | None = None,
+             answers: AnswerStage | None = None) -> list[TurnResult]:
     """Play one unit on its own world and return its rows (nothing is written here).
 
     The blocking door to `play_unit`, for callers without an event loop (the pytest
@@ -263,7 +288,7 @@ def run_unit(unit: Unit, config: RunConfig, judges: Sequence[Judge],
         with World(unit.scenario, unit.repeat, config, (unit,)) as world:
             return await play_unit(world, unit,
                                    build_selector(unit.selector_spec, config, models),
-                                   judges, on_turn, stop)
+                                   judges, on_turn, stop, answers)
 
     return run_coroutine(one(), models=models)
 
@@ -324,7 +349,7 @@ class ReferenceWalk:
         self.session, self.scenario, self.repeat = session, scenario, repeat
         self._users = dict(users)  # turn index -> units still to start from it
         self._starts: dict[int, TurnStart] = {}
-        self._context = Context()
+        self._context = InTranscript()
         self._next = 0
 
     def start_of(self, index: int) -> TurnStart:
@@ -445,7 +470,8 @@ class World:
 
 async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequence[Judge],
                     on_turn: Callable[[], None] = lambda: None,
-                    stop: threading.Event | None = None) -> list[TurnResult]:
+                    stop: threading.Event | None = None,
+                    answers: AnswerStage | None = None) -> list[TurnResult]:
     """Play a unit's turns in order on `world` and return their rows.
 
     Under `own` history the unit's selector lives its own session: a unit that starts
@@ -459,7 +485,7 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
     scenario, repeat, walk = unit.scenario, unit.repeat, world.walk
     rows: list[TurnResult] = []
     own: Session | None = None
-    context = Context()
+    context = InTranscript()
     forked = unit.start  # turns from here on have not taken their start yet
     try:
         for index in unit.turn_indices:
@@ -490,11 +516,16 @@ async def play_unit(world: World, unit: Unit, selector: Selector, judges: Sequen
                 judgements[judge.name] = await ascore(judge, request)
             if _refused_by_stop(record, judgements.values()):
                 raise StopRequested(f"{scenario.id}: stopped during turn {turn.id}")
+            earlier = InTranscript.earlier_relevant(scenario, index)
+            _check_stop(stop, scenario, turn)
+            answered = await answer_turn(answers, world, index, turn, record)
+            if answered is not None and STOPPED_CALL in f"{answered.error} {answered.judge_error}":
+                raise StopRequested(f"{scenario.id}: stopped during turn {turn.id}")
             rows.append(turn_result(unit, index, turn, record, judgements,
                                     phase1_reachability(turn, world.indexed),
                                     root=str(world.files.root), history=world.config.history,
-                                    in_context=in_context,
-                                    earlier_relevant=Context.earlier_relevant(scenario, index)))
+                                    in_context=in_context, earlier_relevant=earlier,
+                                    answered=answered))
             on_turn()
     finally:
         if walk is not None:  # a unit that failed frees the starts it never took
@@ -529,7 +560,7 @@ def _check_stop(stop: threading.Event | None, scenario: Scenario, turn: Turn) ->
         raise StopRequested(f"{scenario.id}: stopped before turn {turn.id}")
 
 
-class Context:
+class InTranscript:
     """Which memories in the transcript (surfaced since the last compaction) count as
     covered at later turns.
 
@@ -547,7 +578,7 @@ class Context:
         """Add what surfaced at turn `index` of `scenario` and was not a false positive."""
         turn = scenario.turns[index]
         earned = {*turn.labels.relevant, *turn.labels.acceptable,
-                  *Context.earlier_relevant(scenario, index)}
+                  *InTranscript.earlier_relevant(scenario, index)}
         self._keys.update(dict.fromkeys(s.key for s in record.surfaced if s.key in earned))
 
     def clear(self) -> None:

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from memeval.answers import AnswerStage
 from memeval.judges.base import Judge
 from memeval.log import TurnResult
 from memeval.run.config import RunConfig
@@ -115,7 +116,8 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
                     on_turn: Callable[[], None] = lambda: None,
                     stop: threading.Event | None = None, in_flight: int | None = None,
                     every: tuple[float, Callable[[], None]] | None = None,
-                    models: ModelAccess | None = None) -> None:
+                    models: ModelAccess | None = None,
+                    answers: AnswerStage | None = None) -> None:
     """Play `units`, at most `in_flight` (default `config.concurrency`) at once, in the
     order given.
 
@@ -126,7 +128,7 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
     call) is called that often while units run (the writer's flush). If `on_rows`
     fails (the disk is full), no unit starts any more and the first such error is
     raised once the running ones have ended. `models` is the run's model access,
-    handed to each selector built.
+    handed to each selector built; `answers` the answer stage, when the run has one.
     """
     worlds = Worlds(units, config, models)
     slots = asyncio.Semaphore(max(1, in_flight or config.concurrency))
@@ -138,7 +140,7 @@ async def run_units(units: Sequence[Unit], config: RunConfig, judges: Sequence[J
             if stop is not None and stop.is_set():
                 return  # scheduled before the stop: no world is built for it
             rows = await play_unit(worlds.acquire(unit), unit, worlds.selector(unit), judges,
-                                   on_turn, stop)
+                                   on_turn, stop, answers)
         except StopRequested:
             pass
         except asyncio.CancelledError:

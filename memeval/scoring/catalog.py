@@ -18,6 +18,7 @@ from memeval.errors import MemevalError
 Direction = Literal["higher", "lower"]
 Kind = Literal["ratio", "proportion", "count"]
 IntervalMethod = Literal["cluster bootstrap", "wilson"]
+Stage = Literal["selection", "retrieval", "answer"]
 
 CONFIDENCE = 0.95  # every interval's level, and the one-sided gate bound's
 FALSE_FAILURE = 0.05  # the A/A failure rate a calibrated gate margin allows
@@ -40,6 +41,9 @@ class Metric:
         headline: shown in the CLI table and the report, and compared by `memeval compare`.
         gated: checked by the default gate against a baseline.
         decimals: digits a table shows.
+        stage: what it measures: the `selection` (by the judge's verdicts), its
+            `retrieval` ranking (rank metrics, `memeval.scoring.retrieval`) or the
+            `answer` the agent gave with it (`memeval run --answerer`).
     """
 
     name: str
@@ -52,6 +56,7 @@ class Metric:
     headline: bool = False
     gated: bool = False
     decimals: int = 3
+    stage: Stage = "selection"
 
     @property
     def sign(self) -> int:
@@ -75,6 +80,26 @@ class Metric:
 
 
 _NEEDING = "turns that need memory"
+RANKS: tuple[int, ...] = (1, 3, 5)  # k of the rank metrics: up to the five a turn surfaces
+_RANKED = f"{_NEEDING}, under a judge that graded every candidate"
+_RETRIEVAL_LABELS = {"recall_any": "recall_any@{k}", "recall_all": "recall_all@{k}",
+                     "ndcg": "nDCG@{k}"}
+
+
+def retrieval_name(family: str, k: int) -> str:
+    """The column of a rank metric: `recall_any_at_5` (labelled `recall_any@5`)."""
+    return f"{family}_at_{k}"
+
+
+def _rank_metrics() -> tuple[Metric, ...]:
+    return (*(Metric(retrieval_name(family, k), label.format(k=k), "higher", _RANKED,
+                     "ratio" if family == "ndcg" else "proportion", "cluster bootstrap",
+                     stage="retrieval")
+              for family, label in _RETRIEVAL_LABELS.items() for k in RANKS),
+            Metric("mrr", "MRR", "higher", _RANKED, "ratio", "cluster bootstrap",
+                   stage="retrieval"))
+
+
 CATALOG: tuple[Metric, ...] = (
     Metric("precision", "precision", "higher",
            f"{_NEEDING} on which something scorable surfaced (hits + false positives > 0)",
@@ -100,6 +125,17 @@ CATALOG: tuple[Metric, ...] = (
     Metric("micro_recall", "micro recall", "higher",
            f"found and needed memories (at most 5 a turn) pooled over {_NEEDING}", "ratio",
            "cluster bootstrap", per_turn=False),
+    *_rank_metrics(),
+    Metric("answer_f1", "answer F1", "higher",
+           "answered turns with a reference answer (not questions whose answer is to decline)",
+           "ratio", "cluster bootstrap", headline=True, stage="answer"),
+    Metric("answer_em", "answer exact match", "higher",
+           "answered turns with a reference answer (not questions whose answer is to decline)",
+           "proportion", "cluster bootstrap", stage="answer"),
+    Metric("answer_correct", "answer correct", "higher",
+           "answered turns the answer judge graded (declining is correct where the question "
+           "asks about what was never said)", "proportion", "cluster bootstrap",
+           headline=True, stage="answer"),
 )
 BY_NAME: dict[str, Metric] = {m.name: m for m in CATALOG}
 
@@ -110,6 +146,8 @@ HEADLINE: tuple[str, ...] = tuple(m.name for m in CATALOG if m.headline)
 GATED: tuple[str, ...] = tuple(m.name for m in CATALOG if m.gated)
 WILSON: tuple[str, ...] = tuple(m.name for m in CATALOG if m.interval == "wilson")
 TESTABLE: tuple[str, ...] = tuple(m.name for m in CATALOG if m.per_turn and m.kind != "count")
+RETRIEVAL: tuple[str, ...] = tuple(m.name for m in CATALOG if m.stage == "retrieval")
+ANSWER: tuple[str, ...] = tuple(m.name for m in CATALOG if m.stage == "answer")
 
 
 def metric(name: str) -> Metric:
@@ -121,5 +159,6 @@ def metric(name: str) -> Metric:
                            f"{', '.join(BY_NAME)}") from None
 
 
-__all__ = ["BY_NAME", "CATALOG", "GATED", "HEADLINE", "PER_TURN", "POOLED", "PRIMARY",
-           "TESTABLE", "WILSON", "Direction", "IntervalMethod", "Kind", "Metric", "metric"]
+__all__ = ["ANSWER", "BY_NAME", "CATALOG", "GATED", "HEADLINE", "PER_TURN", "POOLED", "PRIMARY",
+           "RANKS", "RETRIEVAL", "TESTABLE", "WILSON", "Direction", "IntervalMethod", "Kind",
+           "Metric", "Stage", "metric", "retrieval_name"]

@@ -39,8 +39,10 @@ from scipy import optimize, special, stats
 from memeval.errors import INVALID_OUTPUT, MemevalError
 from memeval.labels import memory_key
 from memeval.memdir import MAX_SURFACED_PER_TURN
+from memeval.scoring.answer_metrics import answer_scores, is_abstention
 from memeval.scoring.answers import answer_surfaced
-from memeval.scoring.catalog import PER_TURN, POOLED, WILSON
+from memeval.scoring.catalog import ANSWER, PER_TURN, POOLED, WILSON
+from memeval.scoring.retrieval import rank_metrics, ranked_query
 from memeval.scoring.stats import (
     CONFIDENCE,
     N_RESAMPLES,
@@ -67,6 +69,7 @@ _DEFAULTS: dict[str, Any] = {
     "surfaced_bytes": 0, "error": None, "judge_error": None, "unscored": None, "repeat": 0,
     "recall_known": True, "needs_memory": None, "covered": 0, "history": "own",
     "answer_surfaced": math.nan, "invalid_picks": 0, "unreachable": 0,
+    **dict.fromkeys(ANSWER, math.nan),
 }
 UNSCORED_SELECTOR = "selector error"
 UNSCORED_JUDGE = "judge error"
@@ -252,8 +255,8 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
             selected, row, recall_known=bool(row["recall_known"]),
             needs_memory=None if needs is None or (isinstance(needs, float) and math.isnan(needs))
             else bool(needs))
-        if reason:
-            row["answer_surfaced"] = math.nan  # no evidence either way
+        if reason:  # no evidence either way
+            row.update(dict.fromkeys(("answer_surfaced", *ANSWER), math.nan))
         row.update(selected=selected, relevant=tuple(sorted(relevant)),
                    acceptable=tuple(sorted(_key_set(row["acceptable"], "acceptable"))),
                    selector_error=selector_error, judge_error=judge_error,
@@ -263,6 +266,11 @@ def per_turn_frame(rows: Iterable[Mapping[str, Any]] | pd.DataFrame) -> pd.DataF
         out.append(row)
     if not out:
         return pd.DataFrame(columns=list(TURN_COLUMNS))
+    ranked = [ranked_query(r["selected"], r["relevant"], r["acceptable"])
+              if r["scored"] and r["needs_memory"] and not math.isnan(r["recall"]) else None
+              for r in out]
+    for row, ranks in zip(out, rank_metrics(ranked), strict=True):
+        row.update(ranks)
     frame = pd.DataFrame(out)
     frame["surfaced_bytes"] = pd.to_numeric(frame["surfaced_bytes"]).fillna(0)  # every turn
     for column in PER_TURN:
@@ -317,7 +325,21 @@ def judged_input(result: TurnResult, judge: str) -> dict[str, Any]:
         "unreachable": len(relevant & unreachable_keys(result.record)),
         "answer_surfaced": math.nan if result.answer is None else float(answer_surfaced(
             result.answer, (m.content for m in result.record.delivered))),
+        **answer_columns(result),
     }
+
+
+def answer_columns(result: TurnResult) -> dict[str, float]:
+    """The answer metrics of a row: token F1 and exact match against the reference,
+    and the answer judge's verdict (NaN where undefined; see `answer_metrics`)."""
+    given = result.answered
+    if given is None:
+        return dict.fromkeys(ANSWER, math.nan)
+    f1, em = answer_scores(given.text, result.answer, abstention=is_abstention(result.tags),
+                           failed=given.error is not None)
+    correct = given.correct
+    return {"answer_f1": f1, "answer_em": em,
+            "answer_correct": math.nan if correct is None else correct}
 
 
 def invalid_picks(record: RecordedTurn) -> int:

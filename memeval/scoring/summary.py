@@ -22,7 +22,8 @@ from memeval.jsonenc import json_safe
 from memeval.log import TurnResult
 from memeval.memdir import MAX_MEMORY_FILES
 from memeval.scoring.agreement import agreement
-from memeval.scoring.catalog import BY_NAME, HEADLINE
+from memeval.scoring.answer_metrics import answer_agreement
+from memeval.scoring.catalog import ANSWER, BY_NAME, HEADLINE
 from memeval.scoring.metrics import (
     JUDGE_FAILURES,
     TURN_COLUMNS,
@@ -203,6 +204,7 @@ class SummaryPass:
         self.reference: str | None = None
         self.selector_usage: dict[str, Usage] = {}
         self.judge_usage: dict[str, Usage] = {}
+        self.answer_usage: dict[str, Usage] = {}
         self.counts: dict[str, Counter[str]] = {}
         self.reach: dict[tuple[str, str], tuple[str, Mapping[str, bool]]] = {}
         self.pairs: list[tuple[str, str, dict[str, Any]]] = []
@@ -225,10 +227,25 @@ class SummaryPass:
         c["discarded"] += r.discarded
         if r.skipped:
             c[f"skipped:{r.skipped}"] += 1
+        if r.answered is not None:
+            self.add_answer(r, c)
         self.reach.setdefault((r.scenario, r.turn_id), (r.category, dict(r.startup_reachable)))
         if len(r.judgements) > 1:
             self.pairs.append((r.selector, r.scenario, dict(r.judgements)))
         self.inputs.extend(judged_input(r, judge) for judge in r.judgements)
+
+    def add_answer(self, r: TurnResult, c: Counter[str]) -> None:
+        """Count the row's answer and what its answerer and answer judge cost."""
+        given = r.answered
+        assert given is not None
+        c["answered"] += 1
+        c["answer_errors"] += given.error is not None
+        c["answer_judge_errors"] += given.judge_error is not None
+        self.answer_usage[given.answerer] = self.answer_usage.get(given.answerer, Usage()) + \
+            given.usage
+        if given.judge is not None:
+            self.answer_usage[given.judge] = self.answer_usage.get(given.judge, Usage()) + \
+                given.judge_usage
 
     def summary(self, *, run_dir: Path | None = None) -> dict[str, Any]:
         """The summary of the rows added (see the module docstring); asked for once,
@@ -247,7 +264,9 @@ class SummaryPass:
             "cluster": "scenario",
             "overall": [], "by_category": [], "by_scenario": [],
             "usage": {"selectors": {k: v.to_dict() for k, v in self.selector_usage.items()},
-                      "judges": {k: v.to_dict() for k, v in self.judge_usage.items()}},
+                      "judges": {k: v.to_dict() for k, v in self.judge_usage.items()},
+                      **({"answers": {k: v.to_dict() for k, v in self.answer_usage.items()}}
+                         if self.answer_usage else {})},
             "counts": {k: dict(v) for k, v in self.counts.items()},
             "agreement": self.agreement(),
             "phase1": _phase1_of(self.reach),
@@ -267,8 +286,12 @@ class SummaryPass:
                 "pass_hat_k": _records(pass_hat_k(frame)),
             }
         summary["per_turn"] = _records(frame[list(PER_TURN_COLUMNS)])
-        summary["alerts"] = alerts(summary["overall"]) + reach_alerts(frame, self.reference)
-        summary["table"] = headline_table(summary["overall"])
+        summary["alerts"] = alerts(summary["overall"]) + reach_alerts(frame, self.reference) \
+            + answer_alerts(summary["counts"])
+        summary["answer_gap"] = answer_gap(summary["overall"])
+        summary["answer_agreement"] = json_safe(answer_agreement(frame))
+        summary["table"] = headline_table(
+            summary["overall"], answers=any(c.get("answered") for c in self.counts.values()))
         return summary
 
     def agreement(self) -> list[dict[str, Any]]:
@@ -300,6 +323,46 @@ def summarize(results: Iterable[TurnResult], *, run_dir: Path | None = None) -> 
     return rows.summary(run_dir=run_dir)
 
 
+def answer_alerts(counts: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """Answers that could not be given or graded: counted and said, never scored."""
+    out = []
+    for selector, c in sorted(counts.items()):
+        n = c.get("answered", 0)
+        for key, what in (("answer_errors", "the answerer failed"),
+                          ("answer_judge_errors", "the answer judge gave no verdict")):
+            if c.get(key):
+                out.append(f"{selector}: {what} on {c[key]} of {n} answered turns; those "
+                           "turns have no answer score")
+    return out
+
+
+FLOOR, CEILING = "none", "oracle"  # no memory, and the gold labels' own picks
+
+
+def answer_gap(overall: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each selector's share of the answer gap between no memory (`none`, the floor)
+    and perfect selection (`oracle`, the ceiling): (selector − floor) / (ceiling −
+    floor), per judge and answer metric. Empty without both; None where the gap is
+    not positive (selection cannot help there) or the selector has no figure."""
+    out = []
+    for judge in sorted({str(r["judge"]) for r in overall}):
+        rows = {str(r["selector"]): r for r in overall if str(r["judge"]) == judge}
+        if FLOOR not in rows or CEILING not in rows:
+            continue
+        for name in ANSWER:
+            floor, ceiling = rows[FLOOR].get(name), rows[CEILING].get(name)
+            if floor is None or ceiling is None:
+                continue
+            gap = ceiling - floor
+            for selector, row in rows.items():
+                value = row.get(name)
+                share = None if value is None or gap <= 0 else (value - floor) / gap
+                out.append({"judge": judge, "metric": name, "selector": selector,
+                            "value": value, "floor": floor, "ceiling": ceiling,
+                            "share_of_gap": share})
+    return out
+
+
 def _cell(row: Mapping[str, Any], metric: str) -> str:
     mean, n = row.get(metric), row.get(f"{metric}_n") or 0
     low, high = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
@@ -310,19 +373,23 @@ def _cell(row: Mapping[str, Any], metric: str) -> str:
     return f"{mean:.3f} [{low:.2f}, {high:.2f}] n={n}"
 
 
-def shown_metrics(overall: Sequence[Mapping[str, Any]],
-                  metrics: Sequence[str] = HEADLINE) -> tuple[str, ...]:
+def shown_metrics(overall: Sequence[Mapping[str, Any]], metrics: Sequence[str] = HEADLINE, *,
+                  answers: bool = False) -> tuple[str, ...]:
     """The metrics a table shows: `answer_surfaced` joins them when the scenarios carry
-    reference answers (imported benchmarks), so the figure is not in summary.json only."""
+    reference answers (imported benchmarks), so the figure is not in summary.json only;
+    the answer stage's metrics only when the run has one (`answers`) or a figure for
+    them."""
+    kept = tuple(m for m in metrics if BY_NAME[m].stage != "answer" or answers
+                 or any((r.get(f"{m}_n") or 0) > 0 for r in overall))
     answered = any((r.get("answer_surfaced_n") or 0) > 0 for r in overall)
-    return (*metrics, "answer_surfaced") if answered and "answer_surfaced" not in metrics \
-        else tuple(metrics)
+    return (*kept, "answer_surfaced") if answered and "answer_surfaced" not in kept else kept
 
 
-def headline_table(overall: Sequence[Mapping[str, Any]]) -> str:
+def headline_table(overall: Sequence[Mapping[str, Any]], *, answers: bool = False) -> str:
     """A plain-text table of the headline metrics, each with its 95 % CI and n; the
-    arrow beside a name says which way is better."""
-    shown = [BY_NAME[m] for m in shown_metrics(overall)]
+    arrow beside a name says which way is better (`answers`: the run has an answer
+    stage, so its columns show even where every answer failed)."""
+    shown = [BY_NAME[m] for m in shown_metrics(overall, answers=answers)]
     header = ["selector", "judge", "scored", *(f"{m.label} {m.arrow}" for m in shown),
               "errors sel/judge"]
     lines = [[str(r["selector"]), str(r["judge"]), f"{r['n_scored']}/{r['n_turns']}",
