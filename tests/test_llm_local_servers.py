@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from memeval.cli import cli
 from memeval.errors import MemevalError
-from memeval.llm import CallTiming, DoorConfig, LLMRequest, ModelAccess
+from memeval.llm import CallTiming, DoorConfig, LLMClient, LLMRequest, ModelAccess
 from memeval.llm.endpoint import Endpoint
 from memeval.run.sweep import load_sweep
 from memeval.selectors.claude import OpenAISelector
@@ -125,7 +125,7 @@ def test_identical_requests_in_flight_are_sent_once():
                          messages=({"role": "user", "content": "hello"},))
     with FakeMessagesServer(latency=0.3) as server:
         access = ModelAccess(DoorConfig(timing=CallTiming(max_retries=0)))
-        client = access.client(Endpoint("openai", f"{server.url}/v1"))
+        client = LLMClient.of(access, Endpoint("openai", f"{server.url}/v1"))
 
         async def both():
             return await asyncio.gather(client.acomplete(request), client.acomplete(request))
@@ -142,7 +142,7 @@ def test_a_request_waiting_on_a_cancelled_identical_call_asks_itself():
                          messages=({"role": "user", "content": "hello again"},))
     with FakeMessagesServer(latency=0.5) as server:
         access = ModelAccess(DoorConfig(timing=CallTiming(max_retries=0)))
-        client = access.client(Endpoint("openai", f"{server.url}/v1"))
+        client = LLMClient.of(access, Endpoint("openai", f"{server.url}/v1"))
 
         async def leader_cancelled():
             leader = asyncio.ensure_future(client.acomplete(request))

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from memeval.judges import resolve_judge
-from memeval.llm import DoorConfig, ModelAccess
+from memeval.llm import DoorConfig, LLMClient, ModelAccess
 from memeval.llm.endpoint import ANTHROPIC
 from memeval.run.config import RunConfig, bundled_fixtures_dir
 from memeval.run.evaluate import plan_units, units_in_flight
@@ -40,7 +40,7 @@ def test_with_message_batches_every_unit_waits_on_one_batch(monkeypatch):
             on_error=lambda unit, exc: rows.append(exc),
             in_flight=units_in_flight(config, len(units), models), models=models),
             models=models)
-        assert models.client(ANTHROPIC).use_batches
+        assert LLMClient.of(models, ANTHROPIC).use_batches
     created = [r for r in server.requests if r.method == "POST" and r.path.endswith("batches")]
     asked = sum(1 for r in rows if r.selector_usage.calls)
     assert len(rows) == sum(len(s.turns) for s in SCENARIOS)

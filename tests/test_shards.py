@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from memeval.cli import cli
 from memeval.log import read_results
 from memeval.run.config import bundled_fixtures_dir
-from memeval.run.shards import Shard
+from memeval.run.plan import Shard
 
 SCENARIOS = [str(bundled_fixtures_dir() / "scenarios" / name) for name in (
     "a-rails-invoicing.yaml", "a-dbt-warehouse.yaml", "b-terraform-aws.yaml",

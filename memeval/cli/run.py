@@ -177,7 +177,7 @@ def command(config_file: Path | None, scenarios: tuple[str, ...], selectors: tup
     run_dir = out or timestamped_run_dir(Path("reports"))
     check_out_dir(run_dir)
     from memeval.report import RunPage
-    from memeval.run.shards import Shard
+    from memeval.run.plan import Shard
 
     try:
         share = None if shard is None else Shard.parse(shard)

@@ -15,17 +15,17 @@ import asyncio
 import json
 import threading
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from memeval.llm.batch_journal import BatchJournal
 from memeval.llm.budget import Budget, BudgetState
 from memeval.llm.cache import ResponseCache
 from memeval.llm.cassette import Cassette, scrub
 from memeval.llm.config import CallTiming, DoorConfig
-from memeval.llm.endpoint import ANTHROPIC, Endpoint
+from memeval.llm.endpoint import Endpoint
 from memeval.llm.prices import ModelPrice, PriceTable, load_prices
 from memeval.llm.records import CallRecord, LLMResponse
 from memeval.llm.spend import SpendLedger
@@ -33,8 +33,20 @@ from memeval.llm.throttle import AdaptiveSlots, ThrottleLog
 from memeval.llm.writable import require_appendable
 from memeval.usage import ZERO_USAGE, Usage
 
-if TYPE_CHECKING:
-    from memeval.llm.client import LLMClient
+
+class DoorClient(Protocol):
+    """What an access keeps of each client built on it: its key, and how to close it."""
+
+    target: Endpoint
+    timing: CallTiming
+    api_key_override: str | None
+
+    def close(self) -> None: ...
+
+    async def aclose_for_loop(self) -> None: ...
+
+
+Client = TypeVar("Client", bound=DoorClient)
 
 
 class CallAbandoned(Exception):
@@ -69,7 +81,7 @@ class ModelAccess:
         self.throttled = ThrottleLog()
         self._lock = threading.Lock()
         self._records: list[CallRecord] = []
-        self._clients: dict[tuple[Endpoint, CallTiming, str | None], LLMClient] = {}
+        self._clients: dict[tuple[Endpoint, CallTiming, str | None], DoorClient] = {}
         self._capacity: dict[Endpoint, tuple[int, str]] = {}
         self._thread_slots: dict[Endpoint, threading.BoundedSemaphore] = {}
         self._loop_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop,
@@ -97,26 +109,23 @@ class ModelAccess:
         return self._stop is not None and self._stop.is_set()
 
     # -- clients ------------------------------------------------------------------------
-    def client(self, endpoint: Endpoint = ANTHROPIC, timing: CallTiming | None = None, *,
-               api_key: str | None = None) -> LLMClient:
-        """The client for `endpoint` with `timing` (default the run's), built once."""
-        from memeval.llm.client import LLMClient
-
-        timing = timing or self.config.timing
+    def kept(self, key: tuple[Endpoint, CallTiming, str | None],
+             build: Callable[[], Client]) -> Client:
+        """The client kept under `key`, built by `build` the first time it is asked for
+        (`LLMClient.of` is how a caller gets one)."""
         with self._lock:
-            found = self._clients.get((endpoint, timing, api_key))
+            found = self._clients.get(key)
             if found is None:
-                found = LLMClient(endpoint, access=self, timing=timing, api_key=api_key)
-                self._clients[(endpoint, timing, api_key)] = found
-            return found
+                found = self._clients[key] = build()
+            return found  # type: ignore[return-value]
 
-    def adopt(self, client: LLMClient) -> None:
+    def adopt(self, client: DoorClient) -> None:
         """Count `client` (built with this access) among the ones `close` closes."""
         with self._lock:
             self._clients.setdefault((client.target, client.timing, client.api_key_override),
                                      client)
 
-    def clients(self) -> list[LLMClient]:
+    def clients(self) -> list[DoorClient]:
         with self._lock:
             return list(self._clients.values())
 

@@ -106,8 +106,8 @@ def usage_tokens(usage: dict[str, Any]) -> tuple[dict[str, int], str | None]:
 class LLMClient:
     """The door to one endpoint: its SDK clients and everything around a call.
 
-    A run builds its clients through one `ModelAccess` (`access.client(endpoint,
-    timing)`), which holds what they share: cache, cassette, budget, prices, records
+    A run builds its clients through one `ModelAccess` (`LLMClient.of(access,
+    endpoint, timing)`), which holds what they share: cache, cassette, budget, prices, records
     and the endpoint's slots. A client built on its own gets an access of its own.
 
     Args:
@@ -141,6 +141,15 @@ class LLMClient:
         self._lock = threading.Lock()
         if access is None:
             self.access.adopt(self)
+
+    @classmethod
+    def of(cls, access: ModelAccess, endpoint: Endpoint = ANTHROPIC,
+           timing: CallTiming | None = None, *, api_key: str | None = None) -> LLMClient:
+        """The client of `access` for `endpoint` with `timing` (default the access's),
+        built once and then shared by every component that asks for it."""
+        timing = timing or access.config.timing
+        return access.kept((endpoint, timing, api_key), lambda: cls(
+            endpoint, access=access, timing=timing, api_key=api_key))
 
     # -- what the run's access holds -----------------------------------------------------
     @property

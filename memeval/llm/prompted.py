@@ -107,7 +107,7 @@ class PromptedModel:
 
     def connect(self, access: ModelAccess) -> None:
         """Use the run's `access` for every call: its client for this endpoint."""
-        self._client = access.client(self.endpoint, self.timing(access.config.timing))
+        self._client = LLMClient.of(access, self.endpoint, self.timing(access.config.timing))
         if self.concurrency is not None:
             access.set_capacity(self.endpoint, self.concurrency,
                                 f"concurrency={self.concurrency} in the spec")

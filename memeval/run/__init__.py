@@ -22,7 +22,7 @@ _WHERE: dict[str, str] = {
     "plan_units": "evaluate", "finish_run": "evaluate",
     "rebuild_run": "evaluate", "RunOutcome": "evaluate",
     "Unit": "play", "World": "play", "open_session": "play", "play_turn": "play",
-    "run_unit": "play", "Shard": "shards", "merge_runs": "shards",
+    "run_unit": "play", "Shard": "plan", "merge_runs": "shards",
     "RunInterrupted": "interrupt",
 }
 

@@ -48,10 +48,9 @@ from memeval.log import (
 from memeval.provenance import MADE_KEY, made_record, read_made
 from memeval.run.config import RunConfig
 from memeval.run.interrupt import RunInterrupted, stop_on_signals
-from memeval.run.plan import PLAN_KEY, Plan, dropped_since, edited_since, planned_turns
+from memeval.run.plan import PLAN_KEY, Plan, Shard, dropped_since, edited_since, planned_turns
 from memeval.run.play import Unit, carries_state, run_coroutine
 from memeval.run.runner import run_units
-from memeval.run.shards import Shard
 from memeval.scenarios import Scenario, load_many
 from memeval.scenarios.subset import select_turns
 from memeval.scoring.summary import SummaryPass

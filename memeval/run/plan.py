@@ -5,28 +5,55 @@ of the whole run, before any share is taken). A resume then knows which stored r
 still answer the scenarios as they are now (an edited scenario's units run again, a
 scenario no longer planned loses its rows); `memeval merge` checks every share's
 rows against the plan; the gate fails a folder that holds fewer turns than planned.
+A `Shard` is the share of the plan one machine runs (`--shard K/N`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memeval.errors import MemevalError
 from memeval.log import TurnKey, UnitKey
 
 if TYPE_CHECKING:
     from memeval.run.play import Unit
-    from memeval.run.shards import Shard
     from memeval.scenarios import Scenario
 
 PLAN_KEY = "plan"  # its key in config.json
 # Where a scenario was read from, not what it says: shares run on other machines.
 _WHERE = frozenset({"path", "source", "line"})
+_SPEC = re.compile(r"^(\d+)/(\d+)$")  # a share as `--shard K/N` spells it
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Share `index` (1-based) of `count`."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        match = _SPEC.match(text.strip())
+        if not match or not 1 <= int(match[1]) <= int(match[2]):
+            raise MemevalError(f"--shard {text!r}: write K/N with 1 <= K <= N, e.g. 2/3")
+        return cls(int(match[1]), int(match[2]))
+
+    def owns(self, unit_key: Sequence[Any]) -> bool:
+        """Whether this share runs the unit: a hash of its key, stable across machines."""
+        digest = hashlib.sha256("\x1f".join(map(str, unit_key)).encode()).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
 
 
 def _canonical(value: Any) -> Any:

@@ -11,11 +11,8 @@ payloads, then joins their rows and writes the summary and report once.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,32 +35,7 @@ from memeval.log import (
     unit_key,
     write_json,
 )
-from memeval.run.plan import PLAN_KEY, Plan
-
-_SPEC = re.compile(r"^(\d+)/(\d+)$")
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Share `index` (1-based) of `count`."""
-
-    index: int
-    count: int
-
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        match = _SPEC.match(text.strip())
-        if not match or not 1 <= int(match[1]) <= int(match[2]):
-            raise MemevalError(f"--shard {text!r}: write K/N with 1 <= K <= N, e.g. 2/3")
-        return cls(int(match[1]), int(match[2]))
-
-    def owns(self, unit_key: Sequence[Any]) -> bool:
-        """Whether this share runs the unit: a hash of its key, stable across machines."""
-        digest = hashlib.sha256("\x1f".join(map(str, unit_key)).encode()).digest()
-        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
+from memeval.run.plan import PLAN_KEY, Plan, Shard
 
 
 def _config(run: Path) -> dict[str, Any]:
