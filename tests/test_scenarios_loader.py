@@ -509,3 +509,21 @@ def test_a_deeply_nested_from_folder_is_read_without_recursion(tmp_path: Path) -
     finally:
         sys.setrecursionlimit(limit)
     assert list(found) == ["d/" * 400 + "bottom.md"]
+
+
+def test_a_folder_too_deep_to_list_is_named_not_dropped(suite: Path) -> None:
+    """A `from:` tree deeper than the system's path limit lost its files without a
+    word (issue 37, item 14); the folder that cannot be listed is now an error."""
+    fd = os.open(suite / "memdirs" / "demo", os.O_RDONLY | os.O_DIRECTORY)
+    name = "d" * 200
+    for _ in range(25):  # 25 × 201 characters: past PATH_MAX (4096) on Linux
+        os.mkdir(name, dir_fd=fd)
+        fd, parent = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), fd
+        os.close(parent)
+    note = os.open("deep.md", os.O_WRONLY | os.O_CREAT, dir_fd=fd)
+    os.write(note, _memfile("buried").encode())
+    os.close(note)
+    os.close(fd)
+    errors = _errors(suite, GOOD)
+    assert len(errors) == 1 and errors[0].startswith("12: memdirs.project.from: cannot list ")
+    assert "File name too long" in errors[0] and "shorten the path" in errors[0]

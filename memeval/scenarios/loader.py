@@ -81,11 +81,13 @@ def _filename_problem(name: str) -> str | None:
 @dataclass(frozen=True)
 class FolderFiles:
     """What a `from:` folder holds: its files' bytes by posix path, the symlinks that
-    leave it, and the files over `MAX_FROM_FILE_BYTES` (left unread)."""
+    leave it, the files over `MAX_FROM_FILE_BYTES` (left unread), and the sub-folders
+    that could not be listed, with why (a path past the system's limit, no access)."""
 
     files: dict[str, bytes]
     outside: list[str]
     too_big: list[str]
+    unlisted: list[tuple[str, str]] = dc_field(default_factory=list)
 
 
 def _read_capped(path: str | Path) -> bytes | None:
@@ -108,6 +110,7 @@ def _read_folder(folder: Path, root: Path | None = None) -> FolderFiles:
     found: dict[str, bytes] = {}
     outside: list[str] = []
     too_big: list[str] = []
+    unlisted: list[tuple[str, str]] = []
     root = folder.resolve() if root is None else root
 
     # Depth first, a folder's sub-folders in name order: a stack of those still to read.
@@ -117,8 +120,12 @@ def _read_folder(folder: Path, root: Path | None = None) -> FolderFiles:
         try:
             with os.scandir(path) as listing:
                 entries = sorted(listing, key=_entry_name)
-        except OSError:
-            continue  # as os.walk: a folder that cannot be listed is passed over
+        except OSError as exc:
+            if not prefix:
+                raise  # the folder itself: the caller says it cannot be read
+            # Its files would silently be missing from the memdir: say which and why.
+            unlisted.append((prefix.rstrip("/"), exc.strerror or type(exc).__name__))
+            continue
         subfolders = []
         for entry in entries:
             name = entry.name
@@ -138,7 +145,7 @@ def _read_folder(folder: Path, root: Path | None = None) -> FolderFiles:
             elif entry.is_file():
                 _keep(found, too_big, relative, _read_capped(entry.path))
         stack += reversed(subfolders)
-    return FolderFiles(found, outside, too_big)
+    return FolderFiles(found, outside, too_big, unlisted)
 
 
 def _keep(found: dict[str, bytes], too_big: list[str], name: str, data: bytes | None) -> None:
@@ -225,6 +232,10 @@ def _memdir(ctx: _Context, node: Node | None, field: str, scope: str) -> MemdirS
                 for name in read.outside:
                     check.error(from_node.line, join(field, "from"), f"{source}/{name} is a "
                                 "symlink to a file outside the folder; copy the file in")
+                for name, why in read.unlisted:
+                    check.error(from_node.line, join(field, "from"), f"cannot list "
+                                f"{source}/{name} ({why}); its files would be missing from "
+                                "the memdir: shorten the path or make the folder readable")
                 for name in read.too_big:
                     check.error(from_node.line, join(field, "from"), f"{source}/{name} holds "
                                 f"more than {MAX_FROM_FILE_BYTES // 2**20} MB; a memory is "
