@@ -100,7 +100,7 @@ def append_whole(fd: int, path: Path, data: bytes) -> None:
     fails part-way is cut back to where it began, so the file still ends on a whole
     line. The error names `path`, the file it concerns."""
     start = os.fstat(fd).st_size
-    view = memoryview(data)
+    view = memoryview(data)  # os.write may take part of it: go on from where it stopped
     try:
         while view:
             view = view[os.write(fd, view):]
