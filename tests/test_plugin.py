@@ -27,27 +27,14 @@ import memeval.scoring.summary
 import memeval.testing
 from memeval.log import read_results
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "_plugin_project"]  # the `project` fixture
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = REPO / "tests" / "data" / "plugin" / "tiny.yaml"
 SUITES = REPO / "suites"
+
 TURNS = 4
-# Not the suites' own basenames: a run of tests/ with suites/ imported those already.
-SELECTION = "test_memeval_selection.py"
 JUDGED = "test_memeval_selection_judged.py"
-
-
-@pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """A folder with the tiny scenario and copies of both selection suites, no conftest."""
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MEMEVAL_REPLAY",
-                 "MEMEVAL_RECORD"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
-    shutil.copy(TINY, pytester.path / "tiny.yaml")
-    shutil.copy(SUITES / "test_selection.py", pytester.path / SELECTION)
-    return pytester
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -4,9 +4,6 @@ anything, and a gate error is one failure line whatever other plugins are loaded
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
 # Imported here once: pytester forgets modules first imported by an inner run.
@@ -16,22 +13,8 @@ import memeval.run.evaluate
 import memeval.scoring.gate  # noqa: F401
 from memeval.log import CONFIG_FILE, RESULTS_FILE, ResultsWriter
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "_plugin_project"]  # the `project` fixture
 
-REPO = Path(__file__).resolve().parents[2]
-TINY = REPO / "tests" / "data" / "plugin" / "tiny.yaml"
-
-
-@pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "MEMEVAL_REPLAY",
-                 "MEMEVAL_RECORD"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("MEMEVAL_LLM_CACHE", "off")
-    shutil.copy(TINY, pytester.path / "tiny.yaml")
-    shutil.copy(REPO / "suites" / "test_selection.py",
-                pytester.path / "test_memeval_selection.py")
-    return pytester
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
