@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from memeval.errors import MemevalError
+from memeval.jsonenc import json_safe
 from memeval.scoring.catalog import GATED, PRIMARY, metric
 from memeval.scoring.stats import (
     CALIBRATION_TRIALS,
@@ -110,8 +111,6 @@ class Calibration:
         return math.ceil(self.turns_needed(margin) * self.clusters / max(self.turns, 1))
 
     def to_dict(self) -> dict[str, Any]:
-        from memeval.jsonenc import json_safe
-
         out = asdict(self)
         if math.isfinite(self.margin) and self.margin > 0:
             out |= {"turns_for_0.01": self.turns_needed(0.01),
