@@ -15,8 +15,8 @@ from typing import Any, Literal
 CompactionMode = Literal["restore", "clear"]
 COMPACTION_MODES: tuple[CompactionMode, ...] = ("restore", "clear")
 """`restore`: what Claude Code does (the read-file state is cleared, then its five
-newest entries are read back in); `clear`: everything is forgotten, memeval's older
-model, kept for runs that want compaction to be a clean slate."""
+newest entries are read back in); `clear`: everything is forgotten, both presets'
+default until the bundled compaction scenarios are relabelled for `restore`."""
 
 # Switches that widen memeval beyond the system; off in both presets.
 EXTENSIONS: tuple[str, ...] = ("extra_file_tools",)
